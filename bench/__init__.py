@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` (python -m bench [NAME ...]) runs every bench_*.py module."""

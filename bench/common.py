@@ -1,0 +1,78 @@
+"""Shared measuring tools. Ratios compare figures measured in the same run (noisy 2-core machines)."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+ECHO_SERVER = Path(__file__).with_name("echo_server.py")
+
+
+def echo_params() -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(ECHO_SERVER)], env=dict(os.environ))
+
+
+def colibri_params(db_path: Path | None = None, **env: str) -> StdioServerParameters:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("COLIBRI_")}
+    if db_path is None:
+        db_path = Path(tempfile.mkdtemp(prefix="colibri-bench-")) / "bench.db"
+    full.update(COLIBRI_DB_PATH=str(db_path), COLIBRI_LOG_LEVEL="warn", **env)
+    return StdioServerParameters(command=sys.executable, args=["-m", "colibri", "serve"], env=full)
+
+
+async def sequential_calls(
+    params: StdioServerParameters,
+    tool: str,
+    arguments: Callable[[int], dict[str, Any]] | dict[str, Any],
+    n: int,
+    warmup: int = 50,
+) -> list[float]:
+    """Latency in seconds of each of n sequential calls over one stdio connection."""
+    make = arguments if callable(arguments) else (lambda _i: arguments)
+    async with Client(params, mode="legacy") as client:
+        await client.list_tools()
+        for i in range(warmup):
+            await client.call_tool(tool, make(-1 - i))
+        samples = []
+        for i in range(n):
+            start = time.perf_counter()
+            result = await client.call_tool(tool, make(i))
+            samples.append(time.perf_counter() - start)
+            if result.is_error:
+                raise RuntimeError(f"{tool} failed during the benchmark: {result.content}")
+    return samples
+
+
+def rate(samples: list[float]) -> float:
+    return len(samples) / sum(samples)
+
+
+def percentile(samples: list[float], p: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))]
+
+
+def in_process(fn: Callable[[], object], n: int) -> list[float]:
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def line(label: str, value: float, unit: str, target: str = "") -> None:
+    verdict = f"   target {target}" if target else ""
+    print(f"{label:<58} {value:>12.3f} {unit}{verdict}", flush=True)
+
+
+def median(samples: list[float]) -> float:
+    return statistics.median(samples)

@@ -1,0 +1,35 @@
+"""The baseline: a bare low-level SDK server with one `echo` tool; no chain, no database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+ECHO = types.Tool(name="echo", description="Echo the arguments back.", input_schema={"type": "object"})
+
+
+async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=[ECHO])
+
+
+async def call_tool(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=str(params.arguments))], structured_content=params.arguments or {}
+    )
+
+
+async def main() -> None:
+    server: Server[Any] = Server("echo", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)

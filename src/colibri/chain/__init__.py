@@ -1,0 +1,1 @@
+"""The audited chain: five stages, in the order `pipeline.STAGES` lists them."""

@@ -1,0 +1,30 @@
+"""Stage 3 — audit-enter: open the `actions` row before anything runs."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+import uuid
+
+from colibri.chain.types import Call, ChainDeps, Envelope, Next
+
+log = logging.getLogger("colibri.chain")
+
+
+class AuditEnter:
+    def __init__(self, deps: ChainDeps) -> None:
+        self._audit = deps.audit
+
+    async def __call__(self, call: Call, call_next: Next) -> Envelope:
+        assert call.arguments is not None
+        call.correlation_id = str(uuid.uuid4())
+        call.started = time.perf_counter()
+        try:
+            call.sequence_no = self._audit.enter(
+                call.correlation_id, call.tool_name, call.arguments.model_dump_json()
+            )
+        except sqlite3.Error as exc:
+            # The spec puts the response first: a broken sink is reported, never fatal.
+            log.error("audit sink failed at audit-enter for %s: %s", call.tool_name, exc)
+        return await call_next(call)

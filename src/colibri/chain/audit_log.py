@@ -1,0 +1,90 @@
+"""The `actions` table: one row per executed call, opened `running` and closed with its outcome.
+
+Where the mode allows no writes (READONLY, MINIMAL, or before phase 2) events go to the
+debug log instead, so a read-only database stays byte-for-byte unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from colibri.runtime.modes import writes_allowed
+from colibri.runtime.state import ServerState
+from colibri.storage import Database, Migration
+
+log = logging.getLogger("colibri.audit")
+
+MIGRATIONS = [
+    Migration(
+        "0001_actions",
+        (
+            """CREATE TABLE actions (
+                sequence_no INTEGER PRIMARY KEY AUTOINCREMENT,
+                correlation_id TEXT NOT NULL UNIQUE,
+                tool TEXT NOT NULL,
+                arguments TEXT NOT NULL,
+                outcome TEXT NOT NULL
+                    CHECK (outcome IN ('running', 'ok', 'error', 'denied', 'interrupted')),
+                result_hash TEXT,
+                started_at TEXT NOT NULL,
+                duration_ms REAL
+            )""",
+            "CREATE INDEX actions_running ON actions (outcome) WHERE outcome = 'running'",
+        ),
+    )
+]
+
+
+class AuditLog:
+    """Writes audit events for the chain; raises sqlite3 errors for the stage to report."""
+
+    def __init__(self, state: ServerState) -> None:
+        self._state = state
+
+    def _db(self) -> Database | None:
+        state = self._state
+        return state.db if state.db is not None and writes_allowed(state.mode) else None
+
+    def enter(self, correlation_id: str, tool: str, arguments: str) -> int | None:
+        db = self._db()
+        if db is None:
+            log.debug("audit-enter %s %s %s", tool, correlation_id, arguments)
+            return None
+        cursor = db.execute(
+            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at)"
+            " VALUES (?, ?, ?, 'running', ?)",
+            (correlation_id, tool, arguments, _now()),
+        )
+        return cursor.lastrowid
+
+    def exit(self, sequence_no: int | None, outcome: str, result_hash: str, duration_ms: float) -> None:
+        db = self._db()
+        if db is None or sequence_no is None:
+            log.debug("audit-exit #%s %s %s %.3fms", sequence_no, outcome, result_hash, duration_ms)
+            return
+        db.execute(
+            "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ? WHERE sequence_no = ?",
+            (outcome, result_hash, duration_ms, sequence_no),
+        )
+
+    def denied(self, correlation_id: str, tool: str) -> None:
+        db = self._db()
+        if db is None:
+            log.debug("audit-denied %s %s", tool, correlation_id)
+            return
+        db.execute(
+            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, duration_ms)"
+            " VALUES (?, ?, 'null', 'denied', ?, 0)",
+            (correlation_id, tool, _now()),
+        )
+
+
+def mark_interrupted(db: Database) -> int:
+    """Rows left `running` by a process that died can never finish: say so."""
+    with db.atomic() as conn:
+        return conn.execute("UPDATE actions SET outcome = 'interrupted' WHERE outcome = 'running'").rowcount
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")

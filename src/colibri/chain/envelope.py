@@ -1,0 +1,56 @@
+"""The one place where results and errors become response envelopes (SPEC §1.6)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from colibri.chain.errors import ChainError, HandlerError
+from colibri.chain.types import Envelope
+from colibri.errors import DomainError
+from colibri.tools.spec import ErrorPattern, Tool
+
+
+def success(data: BaseModel | dict[str, Any]) -> Envelope:
+    payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
+    return {"ok": True, "data": payload}
+
+
+def chain_error(error: ChainError) -> Envelope:
+    return {"ok": False, "error": {"code": error.code, "message": error.message, "details": error.details}}
+
+
+def from_exception(exc: Exception, tool: Tool) -> Envelope:
+    """Map whatever a handler raised: domain refusals by the tool's pattern, the rest as HANDLER_ERROR."""
+    if isinstance(exc, DomainError):
+        if tool.pattern is ErrorPattern.B:
+            return success({"ok": False, "error": {"code": exc.code, "message": exc.message, **exc.details}})
+        return chain_error(HandlerError(f"{exc.code}: {exc.message}", code=exc.code, **exc.details))
+    if isinstance(exc, ChainError):
+        return chain_error(exc)
+    message = str(exc) or type(exc).__name__
+    return chain_error(HandlerError(message, exception=type(exc).__name__))
+
+
+def is_error(envelope: Envelope) -> bool:
+    return envelope.get("ok") is not True
+
+
+def outcome(envelope: Envelope) -> str:
+    """`error` for Pattern A and for Pattern B refusals; `ok` otherwise."""
+    if is_error(envelope):
+        return "error"
+    data = envelope.get("data")
+    return "error" if isinstance(data, dict) and data.get("ok") is False else "ok"
+
+
+def to_json(envelope: Envelope) -> str:
+    """Compact, key-sorted JSON: the text block clients read and the bytes the audit hashes."""
+    return json.dumps(envelope, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,53 @@
+"""Stage 1 — tool-lock: admission by mode, then one call at a time."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import uuid
+
+from colibri.chain.errors import ToolNotAdmitted, UnknownTool
+from colibri.chain.types import Call, ChainDeps, Envelope, Next
+from colibri.runtime.modes import admitted_tools, is_admitted
+
+log = logging.getLogger("colibri.chain")
+
+
+class ToolLock:
+    def __init__(self, deps: ChainDeps) -> None:
+        self._tools = deps.tools
+        self._state = deps.state
+        self._audit = deps.audit
+        self._lock = deps.lock
+
+    async def __call__(self, call: Call, call_next: Next) -> Envelope:
+        tool = self._tools.get(call.tool_name)
+        if tool is None:
+            raise UnknownTool(
+                f"unknown tool {call.tool_name!r}; call tools/list for the tools this server offers",
+                tool=call.tool_name,
+            )
+        mode = self._state.mode
+        if not is_admitted(mode, tool.name):
+            self._record_denied(call)
+            raise ToolNotAdmitted(self._refusal(tool.name), tool=tool.name, mode=mode.value)
+        call.tool = tool
+        async with self._lock:
+            return await call_next(call)
+
+    def _refusal(self, name: str) -> str:
+        state = self._state
+        admitted = ", ".join(admitted_tools(state.mode))
+        if state.phase == "phase1" and state.boot_error is None:
+            why = "the server is still booting"
+        elif state.boot_error is not None:
+            why = f"the server fell back to MINIMAL because boot failed ({state.boot_error})"
+        else:
+            why = f"it is not admitted in mode {state.mode.value}"
+        return f"{name} cannot run: {why}; admitted now: {admitted}"
+
+    def _record_denied(self, call: Call) -> None:
+        try:
+            self._audit.denied(str(uuid.uuid4()), call.tool_name)
+        except sqlite3.Error as exc:
+            log.error("audit sink failed recording a denied call to %s: %s", call.tool_name, exc)

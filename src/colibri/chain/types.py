@@ -1,0 +1,53 @@
+"""Types every stage shares, so stages never import each other."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel
+
+from colibri.tools.spec import Tool
+
+if TYPE_CHECKING:
+    import anyio
+
+    from colibri.chain.audit_log import AuditLog
+    from colibri.runtime.state import ServerState
+
+Envelope = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Call:
+    """One tools/call as it moves through the chain; stages fill in what they learn."""
+
+    tool_name: str
+    raw_arguments: object
+    tool: Tool | None = None
+    arguments: BaseModel | None = None
+    correlation_id: str = ""
+    sequence_no: int | None = None
+    started: float = 0.0
+    envelope: Envelope | None = None
+    text: str | None = None  # the envelope as JSON, once audit-exit has serialised it
+
+
+Next = Callable[[Call], Awaitable[Envelope]]
+
+
+@dataclass(frozen=True, slots=True)
+class ChainDeps:
+    """Everything a stage may need, built once at start-up."""
+
+    tools: Mapping[str, Tool]
+    state: ServerState
+    audit: AuditLog
+    lock: anyio.Lock
+
+
+class Stage(Protocol):
+    def __init__(self, deps: ChainDeps) -> None: ...
+
+    async def __call__(self, call: Call, call_next: Next) -> Envelope: ...

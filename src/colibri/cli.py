@@ -1,0 +1,151 @@
+"""The `colibri` command: thin wrappers that read configuration, call the library, set exit codes.
+
+Exit codes: 0 success, 1 the operation reported a failure, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from colibri import __version__
+from colibri.runtime.config import Config, ConfigError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="colibri",
+        description="Colibri: an audited MCP runtime (colibri serve) and a health-aware MCP gateway "
+        "(colibri switchboard). Configuration comes from COLIBRI_* environment variables.",
+    )
+    parser.add_argument("--version", action="version", version=f"colibri {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    commands.add_parser(
+        "serve",
+        help="run the MCP server on stdio",
+        description="Run the Colibri MCP server over stdio (JSON-RPC on stdout, logs on stderr). "
+        "Reads COLIBRI_MODE, COLIBRI_DB_PATH, COLIBRI_SKILLS_DIR, COLIBRI_LOG_LEVEL, COLIBRI_DB_SYNC.",
+    )
+    commands.add_parser(
+        "tools",
+        help="list the tools admitted in the current mode",
+        description="List the tools that COLIBRI_MODE admits, one per line with its description.",
+    )
+    call = commands.add_parser(
+        "call",
+        help="call one tool through a fresh server and print the envelope",
+        description="Start `colibri serve` as a subprocess with the current environment, call TOOL "
+        "through the MCP client and print the response envelope as JSON. Exit 0 when the call "
+        "succeeded, 1 when it returned an error (Pattern A or a Pattern B domain error), 2 on usage errors.",
+    )
+    call.add_argument("tool", metavar="TOOL", help="tool name, e.g. server_health")
+    call.add_argument(
+        "arguments", metavar="JSON-ARGS", nargs="?", default="{}", help="a JSON object (default {})"
+    )
+
+    verify = commands.add_parser(
+        "verify",
+        help="check a database's hash chain and Merkle seals offline",
+        description="Open a Colibri database read-only, check the whole hash chain and every sealed "
+        "Merkle root, print a summary. Exit 1 on any break.",
+    )
+    verify.add_argument(
+        "--db", metavar="PATH", help="database file (default: COLIBRI_DB_PATH or data/colibri.db)"
+    )
+    verify.add_argument("--session", metavar="ID", help="check only this session's records and seal")
+
+    switchboard = commands.add_parser(
+        "switchboard",
+        help="run the health-aware MCP gateway",
+        description="Run the switchboard: an MCP server in front of the downstream MCP servers named "
+        "in --config, routing each call only to a healthy one.",
+    )
+    switchboard.add_argument(
+        "action",
+        nargs="?",
+        choices=["run", "status"],
+        default="run",
+        help="run (default) serves MCP; status checks every downstream once and prints a table",
+    )
+    switchboard.add_argument("--config", required=True, metavar="FILE", help="mcpServers JSON config file")
+    switchboard.add_argument(
+        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "switchboard":
+        from colibri.switchboard.cli import run as run_switchboard
+
+        return run_switchboard(args.action, args.config, args.http)
+    try:
+        config = Config.from_env()
+    except ConfigError as exc:
+        print(f"colibri: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "serve":
+        return _serve(config)
+    if args.command == "tools":
+        return _tools(config)
+    if args.command == "call":
+        return _call(args.tool, args.arguments)
+    from colibri.domains.trail.offline import run_verify
+
+    return run_verify(args.db or str(config.db_path), args.session)
+
+
+def _serve(config: Config) -> int:
+    import anyio
+
+    from colibri.runtime import logs
+    from colibri.runtime.app import App
+    from colibri.runtime.server import serve_stdio
+
+    logs.configure(config.log_level)
+    app = App(config)
+    database = "none (MINIMAL)" if config.mode.value == "MINIMAL" else str(config.db_path.resolve())
+    app_log = __import__("logging").getLogger("colibri")
+    app_log.info("colibri %s serving MCP on stdio; mode %s, database %s", __version__, config.mode, database)
+    anyio.run(serve_stdio, app)
+    return EXIT_OK
+
+
+def _tools(config: Config) -> int:
+    from colibri.runtime.modes import is_admitted
+    from colibri.tools.catalog import TOOLS
+
+    for tool in TOOLS:
+        if is_admitted(config.mode, tool.name):
+            print(f"{tool.name}\t{tool.description}")
+    return EXIT_OK
+
+
+def _call(tool: str, raw_arguments: str) -> int:
+    try:
+        arguments = json.loads(raw_arguments)
+    except json.JSONDecodeError as exc:
+        print(
+            f"colibri call: JSON-ARGS is not valid JSON ({exc}); pass an object such as '{{}}'",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if not isinstance(arguments, dict):
+        print('colibri call: JSON-ARGS must be a JSON object such as \'{"task_id": "T-1"}\'', file=sys.stderr)
+        return EXIT_USAGE
+    import anyio
+
+    from colibri.client import call_once
+
+    envelope = anyio.run(call_once, tool, arguments)
+    print(json.dumps(envelope, indent=2, ensure_ascii=False))
+    failed = envelope.get("ok") is not True or (
+        isinstance(envelope.get("data"), dict) and envelope["data"].get("ok") is False
+    )
+    return EXIT_FAILED if failed else EXIT_OK

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from colibri.domains.system import handlers
+from colibri.domains.system.models import Health, NoArguments, Ping
+from colibri.tools.spec import Tool
+
+TOOLS = [
+    Tool(
+        name="server_ping",
+        description="Liveness probe: the server version, the effective runtime mode and uptime in ms.",
+        input_model=NoArguments,
+        output_model=Ping,
+        handler=handlers.ping,
+    ),
+    Tool(
+        name="server_health",
+        description=(
+            "Health snapshot: status, version, uptime_ms, db_tables (user tables in the open database), "
+            "phase (phase1 = transport only, phase2 = database ready) and the effective mode. "
+            "mode MINIMAL with phase1 means boot failed; check the server's stderr."
+        ),
+        input_model=NoArguments,
+        output_model=Health,
+        handler=handlers.health,
+    ),
+]

@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from colibri.storage import Migration
+
+MIGRATIONS: list[Migration] = []

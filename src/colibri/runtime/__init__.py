@@ -1,0 +1,1 @@
+"""The runtime: configuration, modes, two-phase boot and the stdio server."""

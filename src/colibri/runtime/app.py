@@ -1,0 +1,61 @@
+"""The application: configuration, live state, the chain and the boot that readies them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import anyio
+
+from colibri import __version__
+from colibri.chain.pipeline import Chain, Reply
+from colibri.runtime.boot import run_phase2
+from colibri.runtime.config import Config
+from colibri.runtime.modes import is_admitted
+from colibri.runtime.state import ServerState
+from colibri.storage import Migration
+from colibri.tools import catalog
+from colibri.tools.spec import Tool
+
+log = logging.getLogger("colibri")
+
+PHASE2_WAIT_S = 5.0
+
+
+class App:
+    """One server's worth of Colibri, independent of the transport that carries it."""
+
+    def __init__(
+        self,
+        config: Config,
+        tools: Sequence[Tool] | None = None,
+        migrations: Sequence[Migration] | None = None,
+    ) -> None:
+        self.config = config
+        self.state = ServerState(version=__version__, declared_mode=config.mode)
+        self.tools = {tool.name: tool for tool in (catalog.TOOLS if tools is None else tools)}
+        self.migrations = catalog.MIGRATIONS if migrations is None else migrations
+        self.chain = Chain(self.tools, self.state)
+        self.ready = anyio.Event()
+
+    async def boot(self) -> None:
+        """Phase 2; whatever happens, waiting requests are released afterwards."""
+        try:
+            await run_phase2(self.state, self.config, self.migrations)
+        finally:
+            self.ready.set()
+
+    async def wait_ready(self) -> None:
+        with anyio.move_on_after(PHASE2_WAIT_S):
+            await self.ready.wait()
+
+    def admitted(self) -> list[Tool]:
+        return [tool for tool in self.tools.values() if is_admitted(self.state.mode, tool.name)]
+
+    async def call(self, tool_name: str, arguments: object) -> Reply:
+        return await self.chain.run(tool_name, arguments)
+
+    def close(self) -> None:
+        db, self.state.db = self.state.db, None
+        if db is not None:
+            db.close()

@@ -1,0 +1,29 @@
+"""The server's live state: what `server_ping` and `server_health` read."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from colibri.runtime.modes import Mode
+from colibri.storage import Database
+
+Phase = Literal["phase1", "phase2"]
+
+
+@dataclass(slots=True)
+class ServerState:
+    """Boot clock, version, the declared mode and what phase 2 made of it."""
+
+    version: str
+    declared_mode: Mode
+    boot_start: float = field(default_factory=time.monotonic)
+    phase: Phase = "phase1"
+    # Until phase 2 succeeds only the system tools are admitted; it never widens silently.
+    mode: Mode = Mode.MINIMAL
+    db: Database | None = None
+    boot_error: str | None = None
+
+    def uptime_ms(self) -> int:
+        return max(0, int((time.monotonic() - self.boot_start) * 1000))

@@ -1,0 +1,98 @@
+"""The one database wrapper: opens SQLite with Colibri's pragmas and nests transactions.
+
+sqlite3 errors raised while opening become `StorageError` here; inside a transaction they
+propagate as they are, so the chain can report them as handler errors with their message.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from colibri.errors import StorageError
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+class Database:
+    """A SQLite connection in autocommit mode; `atomic()` opens (nested) transactions."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, readonly: bool) -> None:
+        self.conn = conn
+        self.path = path
+        self.readonly = readonly
+        self._depth = 0
+
+    def __repr__(self) -> str:
+        return f"Database({str(self.path)!r}, readonly={self.readonly})"
+
+    @classmethod
+    def open(cls, path: Path, *, readonly: bool = False, sync: str = "normal") -> Database:
+        """Open (and in write mode create) the file; WAL, foreign keys and a busy timeout on."""
+        path = Path(path)
+        try:
+            if readonly:
+                if not path.is_file():
+                    raise StorageError(
+                        f"database file {path} does not exist; open it once in FULL to create it"
+                    )
+                conn = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?mode=ro",
+                    uri=True,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+            else:
+                if path.is_dir():
+                    raise StorageError(
+                        f"database path {path} is a directory; point COLIBRI_DB_PATH at a file"
+                    )
+                path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if not readonly:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute(f"PRAGMA synchronous = {'FULL' if sync == 'full' else 'NORMAL'}")
+            # Reading the schema proves the file is a database (a corrupt file fails here).
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except (sqlite3.Error, OSError) as exc:
+            raise StorageError(f"cannot open database {path}: {exc}") from exc
+        return cls(conn, path, readonly=readonly)
+
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite3.Connection]:
+        """All or nothing: the outermost level takes the write lock at once (BEGIN IMMEDIATE),
+        so two processes serialise their read-then-write steps; inner levels are savepoints."""
+        depth = self._depth
+        name = f"colibri_{depth}"
+        self.conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield self.conn
+        except BaseException:
+            self._depth -= 1
+            if depth == 0:
+                self.conn.execute("ROLLBACK")
+            else:
+                self.conn.execute(f"ROLLBACK TO {name}")
+                self.conn.execute(f"RELEASE {name}")
+            raise
+        self._depth -= 1
+        self.conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
+
+    def user_table_count(self) -> int:
+        row = self.conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,72 @@
+"""Versioned migrations: ordered, named, each in its own transaction, recorded in the file.
+
+Applying the list twice is a no-op; a failing migration rolls back and leaves no trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from colibri.errors import StorageError
+from colibri.storage.database import Database
+
+_LEDGER = "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step. `statements` run in order inside a single transaction."""
+
+    name: str
+    statements: tuple[str, ...]
+
+
+def applied(db: Database) -> list[str]:
+    exists = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if exists is None:
+        return []
+    return [row[0] for row in db.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
+
+
+def pending(db: Database, migrations: Sequence[Migration]) -> list[Migration]:
+    done = set(applied(db))
+    return [m for m in migrations if m.name not in done]
+
+
+def migrate(db: Database, migrations: Sequence[Migration]) -> list[str]:
+    """Apply what is pending, in order; return the names applied."""
+    _check_unique(migrations)
+    db.execute(_LEDGER)
+    names = []
+    for migration in migrations:
+        with db.atomic() as conn:
+            # Checked inside the write lock: another process may have just applied it.
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)).fetchone():
+                continue
+            for statement in migration.statements:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                (migration.name, datetime.now(UTC).isoformat()),
+            )
+        names.append(migration.name)
+    return names
+
+
+def require_current(db: Database, migrations: Sequence[Migration]) -> None:
+    """For read-only opens: refuse a file whose schema is older than the code."""
+    missing = [m.name for m in pending(db, migrations)]
+    if missing:
+        raise StorageError(
+            f"database {db.path} is missing migrations {', '.join(missing)}; open it once in FULL to migrate"
+        )
+
+
+def _check_unique(migrations: Sequence[Migration]) -> None:
+    names = [m.name for m in migrations]
+    if len(names) != len(set(names)):
+        raise StorageError(f"migration names must be unique: {names}")

@@ -1,0 +1,94 @@
+"""What a tool is: a name, an input model, an output model, a handler and its error pattern.
+
+Domains declare their tools with `Tool(...)` beside their handlers; the chain is the only
+caller of a handler. Handlers are plain functions `(ToolContext, InputModel) -> OutputModel`
+that raise `DomainError` to refuse; they never see MCP types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from colibri.runtime.modes import TOOL_CLASSES, ToolClass
+
+if TYPE_CHECKING:
+    from colibri.runtime.state import ServerState
+    from colibri.storage import Database
+
+
+class ErrorPattern(StrEnum):
+    A = "A"  # domain errors become HANDLER_ERROR envelopes (isError)
+    B = "B"  # domain errors travel inside a success envelope: data = {ok: false, error}
+
+
+class Arguments(BaseModel):
+    """Base of every input model: unknown extra fields are ignored, as the seeds specify."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class DomainErrorBody(BaseModel):
+    code: str
+    message: str
+    model_config = ConfigDict(extra="allow")
+
+
+class DomainErrorData(BaseModel):
+    """Pattern B: a handler's refusal, carried inside a success envelope."""
+
+    ok: Literal[False]
+    error: DomainErrorBody
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a handler may use: the database (None only before phase 2) and the server state."""
+
+    server: ServerState
+    db: Database | None = None
+
+    def database(self) -> Database:
+        if self.db is None:  # admission keeps domain tools out until phase 2; this is a guard
+            raise RuntimeError("the database is not open (the server is still booting or failed to boot)")
+        return self.db
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+    handler: Callable[[ToolContext, Any], BaseModel]
+    pattern: ErrorPattern = ErrorPattern.A
+
+    def __post_init__(self) -> None:
+        if self.name not in TOOL_CLASSES:
+            raise ValueError(f"tool {self.name!r} is not in the admission table (runtime/modes.py)")
+
+    @property
+    def writes(self) -> bool:
+        return TOOL_CLASSES[self.name] is ToolClass.WRITE
+
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        return self.input_model.model_json_schema()
+
+    @cached_property
+    def output_schema(self) -> dict[str, Any]:
+        """The schema of the whole success envelope, which is what `structuredContent` holds."""
+        data: Any = self.output_model
+        if self.pattern is ErrorPattern.B:
+            data = self.output_model | DomainErrorData
+        envelope = create_model(
+            f"{self.output_model.__name__}Envelope",
+            ok=(Literal[True], ...),
+            data=(data, ...),
+        )
+        return envelope.model_json_schema()

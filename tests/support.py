@@ -1,0 +1,75 @@
+"""Test helpers shared by every suite: a real `colibri serve` subprocess driven by the SDK client."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult
+
+
+def clean_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("COLIBRI_")}
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env.update(
+        COLIBRI_DB_PATH=str(tmp_path / "colibri.db"),
+        COLIBRI_SKILLS_DIR=str(tmp_path / "skills"),
+        HOME=str(home),
+    )
+    env.update(overrides)
+    return env
+
+
+def serve_params(env: dict[str, str], cwd: Path | None = None) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "colibri", "serve"], env=env, cwd=cwd)
+
+
+@asynccontextmanager
+async def connect(
+    env: dict[str, str], *, mode: str = "legacy", cwd: Path | None = None
+) -> AsyncIterator[Client]:
+    """A connected SDK client to a fresh `colibri serve` subprocess (phase 2 awaited via tools/list)."""
+    async with Client(serve_params(env, cwd), mode=mode, read_timeout_seconds=30) as client:
+        await client.list_tools()
+        yield client
+
+
+def envelope(result: CallToolResult) -> dict[str, Any]:
+    """The structured envelope, checked against the JSON text block that must mirror it."""
+    structured = result.structured_content
+    assert isinstance(structured, dict), f"no structured envelope in {result!r}"
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    assert json.loads(result.content[0].text) == structured
+    assert result.is_error == (structured.get("ok") is not True)
+    return structured
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    return envelope(await client.call_tool(tool, arguments or {}))
+
+
+def ok_data(env: dict[str, Any]) -> Any:
+    """`data` of a success envelope, failing the test with the envelope when it is not one."""
+    assert env.get("ok") is True, env
+    data = env["data"]
+    assert not (isinstance(data, dict) and data.get("ok") is False), env
+    return data
+
+
+def domain_error(env: dict[str, Any]) -> dict[str, Any]:
+    """The Pattern B error inside a success envelope."""
+    assert env.get("ok") is True and env["data"].get("ok") is False, env
+    return env["data"]["error"]
+
+
+def chain_error(env: dict[str, Any]) -> dict[str, Any]:
+    """The Pattern A error."""
+    assert env.get("ok") is False, env
+    return env["error"]
