@@ -57,7 +57,7 @@ def rate(samples: list[float]) -> float:
 
 def percentile(samples: list[float], p: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def in_process(fn: Callable[[], object], n: int) -> list[float]:
