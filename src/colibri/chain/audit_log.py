@@ -7,8 +7,8 @@ debug log instead, so a read-only database stays byte-for-byte unchanged.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 
+from colibri.clock import utc_now
 from colibri.runtime.modes import writes_allowed
 from colibri.runtime.state import ServerState
 from colibri.storage import Database, Migration
@@ -54,7 +54,7 @@ class AuditLog:
         cursor = db.execute(
             "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at)"
             " VALUES (?, ?, ?, 'running', ?)",
-            (correlation_id, tool, arguments, _now()),
+            (correlation_id, tool, arguments, utc_now()),
         )
         return cursor.lastrowid
 
@@ -76,7 +76,7 @@ class AuditLog:
         db.execute(
             "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, duration_ms)"
             " VALUES (?, ?, 'null', 'denied', ?, 0)",
-            (correlation_id, tool, _now()),
+            (correlation_id, tool, utc_now()),
         )
 
 
@@ -85,6 +85,3 @@ def mark_interrupted(db: Database) -> int:
     with db.atomic() as conn:
         return conn.execute("UPDATE actions SET outcome = 'interrupted' WHERE outcome = 'running'").rowcount
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")

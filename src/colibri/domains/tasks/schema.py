@@ -2,4 +2,40 @@ from __future__ import annotations
 
 from colibri.storage import Migration
 
-MIGRATIONS: list[Migration] = []
+# `number` gives readable, stable ids (T-1, T-2, ...) that survive restarts and never reuse
+# a deleted number (AUTOINCREMENT). Other domains rely only on `tasks.id`.
+MIGRATIONS: list[Migration] = [
+    Migration(
+        "0002_tasks",
+        (
+            """CREATE TABLE tasks (
+                number INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                title TEXT NOT NULL,
+                description TEXT NOT NULL DEFAULT '',
+                status TEXT NOT NULL,
+                priority TEXT NOT NULL,
+                assignee TEXT,
+                tags TEXT NOT NULL DEFAULT '[]',
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                version INTEGER NOT NULL DEFAULT 1
+            )""",
+            """CREATE TABLE task_dependencies (
+                task_id TEXT NOT NULL REFERENCES tasks (id),
+                depends_on TEXT NOT NULL REFERENCES tasks (id),
+                PRIMARY KEY (task_id, depends_on)
+            )""",
+            "CREATE INDEX task_dependencies_reverse ON task_dependencies (depends_on)",
+            """CREATE TABLE task_history (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                task_id TEXT NOT NULL REFERENCES tasks (id),
+                version INTEGER NOT NULL,
+                changed_at TEXT NOT NULL,
+                changes TEXT NOT NULL
+            )""",
+            "CREATE INDEX task_history_task ON task_history (task_id, id)",
+            "CREATE INDEX tasks_status ON tasks (status)",
+        ),
+    ),
+]
