@@ -33,12 +33,20 @@ async def sequential_calls(
     tool: str,
     arguments: Callable[[int], dict[str, Any]] | dict[str, Any],
     n: int,
+    *,
     warmup: int = 50,
+    client_validation: bool = True,
 ) -> list[float]:
-    """Latency in seconds of each of n sequential calls over one stdio connection."""
+    """Latency in seconds of each of n sequential calls over one stdio connection.
+
+    `client_validation=False` turns off the SDK client's check of every result against the
+    tool's output schema, a client-side cost that only tools declaring a schema pay.
+    """
     make = arguments if callable(arguments) else (lambda _i: arguments)
     async with Client(params, mode="legacy") as client:
         await client.list_tools()
+        if not client_validation:
+            client.session.validate_tool_result = _no_validation  # type: ignore[method-assign]
         for i in range(warmup):
             await client.call_tool(tool, make(-1 - i))
         samples = []
@@ -76,3 +84,7 @@ def line(label: str, value: float, unit: str, target: str = "") -> None:
 
 def median(samples: list[float]) -> float:
     return statistics.median(samples)
+
+
+async def _no_validation(name: str, result: object) -> None:
+    return None

@@ -36,7 +36,7 @@ class Chain:
     """Runs one tool call through every stage; a chain error becomes its envelope here."""
 
     def __init__(self, tools: Mapping[str, Tool], state: ServerState) -> None:
-        deps = ChainDeps(tools=tools, state=state, audit=AuditLog(state), lock=anyio.Lock())
+        deps = ChainDeps(tools=tools, state=state, audit=AuditLog(state), lock=anyio.Lock(fast_acquire=True))
         self.tools = tools
         self.lock = deps.lock
         self._entry = _compose([stage(deps) for stage in STAGES])

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, create_model
 
 from colibri.runtime.modes import TOOL_CLASSES, ToolClass
+from colibri.tools.schemas import model_schema
 
 if TYPE_CHECKING:
     from colibri.runtime.state import ServerState
@@ -78,7 +79,7 @@ class Tool:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        return self.input_model.model_json_schema()
+        return model_schema(self.input_model)
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:
@@ -91,4 +92,4 @@ class Tool:
             ok=(Literal[True], ...),
             data=(data, ...),
         )
-        return envelope.model_json_schema()
+        return model_schema(envelope)

@@ -1,0 +1,108 @@
+"""Runtime core (issue 2): audited server_ping vs a bare SDK echo server, health latency, cold start."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import StdioServerParameters
+
+from bench.common import (
+    colibri_params,
+    echo_params,
+    in_process,
+    line,
+    median,
+    percentile,
+    rate,
+    sequential_calls,
+)
+
+CALLS = 2_000
+COLD_RUNS = 7
+
+_COLD_START = """
+import sys, time, anyio
+from mcp import Client, StdioServerParameters
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    start = time.perf_counter()
+    async with Client(params, mode="legacy") as client:
+        await client.list_tools()
+        print(time.perf_counter() - start)
+anyio.run(main)
+"""
+
+
+def cold_start(command: list[str], env_db: Path) -> float:
+    """Seconds from spawning the server to the first tools/list answer (median of runs)."""
+    samples = []
+    for i in range(COLD_RUNS):
+        env_db.with_name(f"cold{i}.db").unlink(missing_ok=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _COLD_START, *command],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={
+                "COLIBRI_DB_PATH": str(env_db.with_name(f"cold{i}.db")),
+                "COLIBRI_LOG_LEVEL": "warn",
+                "PATH": "/usr/bin:/bin",
+            },
+        )
+        samples.append(float(out.stdout.strip()))
+    return median(samples)
+
+
+def health_in_process(tmp: Path) -> list[float]:
+    from colibri.domains.system.handlers import health
+    from colibri.domains.system.models import NoArguments
+    from colibri.runtime.modes import Mode
+    from colibri.runtime.state import ServerState
+    from colibri.storage import Database
+    from colibri.storage.migrations import migrate
+    from colibri.tools.catalog import MIGRATIONS
+    from colibri.tools.spec import ToolContext
+
+    db = Database.open(tmp / "health.db")
+    migrate(db, MIGRATIONS)
+    state = ServerState(version="bench", declared_mode=Mode.FULL, phase="phase2", mode=Mode.FULL, db=db)
+    ctx, args = ToolContext(server=state, db=db), NoArguments()
+    in_process(lambda: health(ctx, args), 1_000)
+    return in_process(lambda: health(ctx, args), 10_000)
+
+
+async def _raw(params: StdioServerParameters, tool: str) -> list[float]:
+    return await sequential_calls(params, tool, {}, CALLS, client_validation=False)
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="colibri-bench-core-"))
+    echo = anyio.run(sequential_calls, echo_params(), "echo", {}, CALLS)
+    ping = anyio.run(sequential_calls, colibri_params(tmp / "ping.db"), "server_ping", {}, CALLS)
+    echo_rate, ping_rate = rate(echo), rate(ping)
+    line(f"bare echo server: {CALLS} sequential calls", echo_rate, "calls/s")
+    line(f"audited server_ping: {CALLS} sequential calls", ping_rate, "calls/s")
+    line("ratio audited ping / bare echo", ping_rate / echo_rate, "x", ">= 0.90x")
+    line("  p50 latency bare echo", percentile(echo, 50) * 1000, "ms")
+    line("  p50 latency audited ping", percentile(ping, 50) * 1000, "ms")
+    echo_raw = anyio.run(_raw, echo_params(), "echo")
+    ping_raw = anyio.run(_raw, colibri_params(tmp / "ping-raw.db"), "server_ping")
+    line("without client-side output-schema validation: bare echo", rate(echo_raw), "calls/s")
+    line("without client-side output-schema validation: audited ping", rate(ping_raw), "calls/s")
+    line("ratio (server cost only)", rate(ping_raw) / rate(echo_raw), "x", ">= 0.90x")
+
+    samples = health_in_process(tmp)
+    line("server_health handler in process p50", percentile(samples, 50) * 1000, "ms")
+    line("server_health handler in process p99", percentile(samples, 99) * 1000, "ms", "< 2 ms")
+
+    bare = cold_start([sys.executable, str(echo_params().args[0])], tmp / "x.db")
+    colibri = cold_start([sys.executable, "-m", "colibri", "serve"], tmp / "cold.db")
+    line("cold start to first tools/list: bare echo (median)", bare * 1000, "ms")
+    line("cold start to first tools/list: colibri serve (median)", colibri * 1000, "ms")
+    line("ratio cold start colibri / bare", colibri / bare, "x", "<= 1.3x")
+    time.sleep(0)
