@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,10 @@ def chain_error(env: dict[str, Any]) -> dict[str, Any]:
     """The Pattern A error."""
     assert env.get("ok") is False, env
     return env["error"]
+
+
+def query(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    """Run one statement on its own connection, closed at once (an open handle keeps the WAL alive)."""
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.row_factory = sqlite3.Row
+        return list(conn.execute(sql, params))

@@ -19,6 +19,7 @@ def server_parameters(env: dict[str, str] | None = None) -> StdioServerParameter
 
 async def call_once(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     async with Client(server_parameters()) as client:
+        await client.list_tools()  # returns once the server's phase 2 is over, so the call sees it booted
         result = await client.call_tool(tool, arguments)
     envelope = result.structured_content
     if not isinstance(envelope, dict):

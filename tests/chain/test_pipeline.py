@@ -1,0 +1,200 @@
+"""The chain in process: order of stages, validation issues, envelopes, transactions, audit rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field, StrictStr
+
+from colibri.chain.audit_enter import AuditEnter
+from colibri.chain.audit_exit import AuditExit
+from colibri.chain.dispatch import Dispatch
+from colibri.chain.pipeline import STAGES, Chain
+from colibri.chain.tool_lock import ToolLock
+from colibri.chain.validate import SchemaValidate
+from colibri.errors import DomainError
+from colibri.runtime.modes import Mode
+from colibri.runtime.state import ServerState
+from colibri.storage import Database
+from colibri.tools.spec import Arguments, ErrorPattern, Tool, ToolContext
+
+pytestmark = pytest.mark.anyio
+
+
+class Note(Arguments):
+    title: StrictStr = Field(min_length=1, max_length=5)
+    count: int = 1
+
+
+class Saved(BaseModel):
+    title: str
+
+
+def _save(ctx: ToolContext, args: Note) -> Saved:
+    db = ctx.database()
+    db.execute("INSERT INTO notes (title) VALUES (?)", (args.title,))
+    if args.count < 0:
+        raise DomainError("ERR_NEGATIVE", f"count {args.count} is negative; pass 0 or more")
+    if args.count == 0:
+        raise ZeroDivisionError("division by zero")
+    return Saved(title=args.title)
+
+
+def _tool(name: str, pattern: ErrorPattern) -> Tool:
+    return Tool(
+        name=name, description="test", input_model=Note, output_model=Saved, handler=_save, pattern=pattern
+    )
+
+
+@pytest.fixture
+def chain(fresh_db: Database) -> Chain:
+    fresh_db.execute("CREATE TABLE notes (title TEXT)")
+    state = ServerState(version="t", declared_mode=Mode.FULL, phase="phase2", mode=Mode.FULL, db=fresh_db)
+    tools = [_tool("task_create", ErrorPattern.B), _tool("thought_record", ErrorPattern.A)]
+    return Chain({tool.name: tool for tool in tools}, state)
+
+
+def _notes(db: Database) -> list[str]:
+    return [row[0] for row in db.execute("SELECT title FROM notes")]
+
+
+def _outcomes(db: Database) -> list[tuple[str, str]]:
+    return [
+        (r["tool"], r["outcome"])
+        for r in db.execute("SELECT tool, outcome FROM actions ORDER BY sequence_no")
+    ]
+
+
+def test_the_stages_run_in_the_specified_order() -> None:
+    assert (ToolLock, SchemaValidate, AuditEnter, Dispatch, AuditExit) == STAGES
+
+
+async def test_success_is_committed_and_audited(chain: Chain, fresh_db: Database) -> None:
+    reply = await chain.run("task_create", {"title": "hello", "unknown": "ignored"})
+    assert reply.envelope == {"ok": True, "data": {"title": "hello"}}
+    assert not reply.is_error
+    assert _notes(fresh_db) == ["hello"]
+    assert _outcomes(fresh_db) == [("task_create", "ok")]
+
+
+async def test_validation_issues_name_path_message_and_type(chain: Chain, fresh_db: Database) -> None:
+    reply = await chain.run("task_create", {"title": 5, "count": "many"})
+    error = reply.envelope["error"]
+    assert error["code"] == "INVALID_PARAMS"
+    issues = {issue["path"]: issue for issue in error["details"]["issues"]}
+    assert issues["title"]["type"] == "string_type"
+    assert issues["count"]["type"] == "int_parsing"
+    assert "title" in error["message"] and "count" in error["message"]
+    assert _outcomes(fresh_db) == [], "invalid calls are refused before audit-enter"
+
+
+async def test_missing_and_oversized_fields(chain: Chain) -> None:
+    missing = (await chain.run("task_create", {})).envelope["error"]
+    assert missing["details"]["issues"] == [{"path": "title", "message": "Field required", "type": "missing"}]
+    huge = (await chain.run("task_create", {"title": "x" * 100_000})).envelope["error"]
+    assert huge["details"]["issues"][0]["type"] == "string_too_long"
+
+
+async def test_pattern_b_domain_error_rolls_back_inside_a_success_envelope(
+    chain: Chain, fresh_db: Database
+) -> None:
+    reply = await chain.run("task_create", {"title": "neg", "count": -1})
+    assert reply.envelope == {
+        "ok": True,
+        "data": {
+            "ok": False,
+            "error": {"code": "ERR_NEGATIVE", "message": "count -1 is negative; pass 0 or more"},
+        },
+    }
+    assert _notes(fresh_db) == [], "the handler's write was rolled back"
+    assert _outcomes(fresh_db) == [("task_create", "error")]
+
+
+async def test_pattern_a_domain_error_is_a_handler_error_with_a_prefixed_message(chain: Chain) -> None:
+    reply = await chain.run("thought_record", {"title": "neg", "count": -1})
+    assert reply.is_error
+    assert reply.envelope["error"]["code"] == "HANDLER_ERROR"
+    assert reply.envelope["error"]["message"].startswith("ERR_NEGATIVE: count -1")
+
+
+async def test_a_raising_handler_is_reported_audited_and_rolled_back(
+    chain: Chain, fresh_db: Database
+) -> None:
+    reply = await chain.run("task_create", {"title": "boom", "count": 0})
+    assert reply.envelope["error"] == {
+        "code": "HANDLER_ERROR",
+        "message": "division by zero",
+        "details": {"exception": "ZeroDivisionError"},
+    }
+    assert _notes(fresh_db) == []
+    assert _outcomes(fresh_db) == [("task_create", "error")]
+
+
+async def test_not_admitted_is_refused_before_validation_and_recorded_as_denied(fresh_db: Database) -> None:
+    state = ServerState(version="t", declared_mode=Mode.FULL, phase="phase2", mode=Mode.FULL, db=fresh_db)
+    chain = Chain({"task_create": _tool("task_create", ErrorPattern.B)}, state)
+    state.mode = Mode.MINIMAL  # as if the effective mode admitted only the system tools
+    reply = await chain.run("task_create", "not even an object")
+    assert reply.envelope["error"]["code"] == "TOOL_NOT_ADMITTED"
+    assert "MINIMAL" in reply.envelope["error"]["message"]
+    assert "server_ping" in reply.envelope["error"]["message"]
+    state.mode = Mode.FULL
+    assert _outcomes(fresh_db) == [], "MINIMAL writes nothing, not even denials"
+
+
+async def test_denied_rows_are_written_where_writes_are_allowed(fresh_db: Database) -> None:
+    from colibri.chain.audit_log import AuditLog
+
+    state = ServerState(version="t", declared_mode=Mode.TEST, phase="phase2", mode=Mode.TEST, db=fresh_db)
+    AuditLog(state).denied("c0ffee", "task_create")
+    rows = list(fresh_db.execute("SELECT tool, outcome, duration_ms FROM actions"))
+    assert [tuple(row) for row in rows] == [("task_create", "denied", 0)]
+
+
+async def test_unknown_tool(chain: Chain) -> None:
+    reply = await chain.run("nope", {})
+    assert reply.envelope["error"]["code"] == "UNKNOWN_TOOL"
+
+
+async def test_a_broken_audit_sink_changes_nothing_in_the_reply(chain: Chain, fresh_db: Database) -> None:
+    expected = (await chain.run("task_create", {"title": "a"})).envelope
+    fresh_db.execute("CREATE TRIGGER down BEFORE INSERT ON actions BEGIN SELECT RAISE(ABORT, 'down'); END")
+    assert (await chain.run("task_create", {"title": "a"})).envelope == expected
+    fresh_db.execute("DROP TRIGGER down")
+    fresh_db.execute("CREATE TRIGGER down BEFORE UPDATE ON actions BEGIN SELECT RAISE(ABORT, 'down'); END")
+    assert (await chain.run("task_create", {"title": "a"})).envelope == expected
+
+
+async def test_the_reply_text_is_the_compact_sorted_envelope(chain: Chain) -> None:
+    reply = await chain.run("task_create", {"title": "é"})
+    assert reply.text == '{"data":{"title":"é"},"ok":true}'
+
+
+def test_sqlite_errors_inside_handlers_become_handler_errors(tmp_path: Path) -> None:
+    db = Database.open(tmp_path / "x.db")
+    try:
+        with pytest.raises(sqlite3.OperationalError), db.atomic():
+            db.execute("INSERT INTO missing VALUES (1)")
+    finally:
+        db.close()
+
+
+def test_tool_names_must_be_in_the_admission_table() -> None:
+    with pytest.raises(ValueError, match="admission table"):
+        _tool("server_shutdown", ErrorPattern.A)
+
+
+def test_pattern_b_output_schema_admits_the_domain_error() -> None:
+    schema: dict[str, Any] = _tool("task_create", ErrorPattern.B).output_schema
+    variants = [set(variant["properties"]) for variant in schema["properties"]["data"]["anyOf"]]
+    assert variants == [{"title"}, {"ok", "error"}]
+    assert "$defs" not in schema
+
+
+def test_pattern_a_output_schema_is_the_plain_success_envelope() -> None:
+    schema: dict[str, Any] = _tool("thought_record", ErrorPattern.A).output_schema
+    assert set(schema["properties"]["data"]["properties"]) == {"title"}
+    assert schema["required"] == ["ok", "data"]

@@ -1,0 +1,88 @@
+"""server_ping and server_health over a real subprocess (SPEC §3)."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.raw import RawSession
+from tests.support import call, chain_error, clean_env, connect, ok_data, query
+
+pytestmark = pytest.mark.anyio
+
+HEALTH_FIELDS = {"status": str, "version": str, "uptime_ms": int, "db_tables": int, "phase": str, "mode": str}
+
+
+async def test_health_reports_exactly_six_fields(server_env: dict[str, str], tmp_path: Path) -> None:
+    async with connect(server_env) as client:
+        first = ok_data(await call(client, "server_health"))
+        await anyio.sleep(0.05)
+        second = ok_data(await call(client, "server_health", {"ignored": "extra fields are ignored"}))
+    assert set(first) == set(HEALTH_FIELDS)
+    for field, kind in HEALTH_FIELDS.items():
+        assert type(first[field]) is kind, field
+    assert first["status"] == "ok"
+    assert first["version"] == version("colibri-mcp")
+    assert first["phase"] == "phase2"
+    assert first["mode"] == "FULL"
+    assert second["uptime_ms"] >= first["uptime_ms"] + 50
+    [(tables,)] = query(
+        tmp_path / "colibri.db",
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    )
+    assert first["db_tables"] == tables > 0
+
+
+async def test_ping_reports_version_mode_and_uptime(server_env: dict[str, str]) -> None:
+    server_env["COLIBRI_MODE"] = "test"
+    async with connect(server_env) as client:
+        data = ok_data(await call(client, "server_ping"))
+    assert set(data) == {"version", "mode", "uptime_ms"}
+    assert data["version"] == version("colibri-mcp")
+    assert data["mode"] == "TEST"
+    assert data["uptime_ms"] >= 0
+
+
+async def test_minimal_opens_no_database(server_env: dict[str, str], tmp_path: Path) -> None:
+    server_env["COLIBRI_MODE"] = "MINIMAL"
+    async with connect(server_env) as client:
+        data = ok_data(await call(client, "server_health"))
+    assert (data["mode"], data["phase"], data["db_tables"]) == ("MINIMAL", "phase2", 0)
+    assert not (tmp_path / "colibri.db").exists()
+
+
+async def test_test_mode_defaults_to_its_own_database(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, COLIBRI_MODE="TEST")
+    del env["COLIBRI_DB_PATH"]
+    async with connect(env, cwd=tmp_path) as client:
+        ok_data(await call(client, "server_ping"))
+    assert (tmp_path / "data" / "colibri.test.db").is_file()
+    assert not (tmp_path / "data" / "colibri.db").exists()
+
+
+async def test_unknown_tool_is_refused_with_its_name(server_env: dict[str, str]) -> None:
+    async with connect(server_env) as client:
+        error = chain_error(await call(client, "server_shutdown"))
+    assert error["code"] == "UNKNOWN_TOOL"
+    assert "server_shutdown" in error["message"]
+    assert "tools/list" in error["message"]
+
+
+@pytest.mark.parametrize("arguments", ["foo", 42, [1, 2], True])
+def test_non_object_arguments_get_invalid_params(server_env: dict[str, str], arguments: object) -> None:
+    session = RawSession(server_env)
+    try:
+        session.initialize()
+        for tool in ("server_health", "server_ping"):
+            reply = session.call_tool(tool, arguments)
+            result = reply["result"]
+            assert result["isError"] is True
+            error = result["structuredContent"]["error"]
+            assert error["code"] == "INVALID_PARAMS"
+            assert "must be a JSON object" in error["message"]
+            assert error["details"]["issues"][0].keys() == {"path", "message", "type"}
+    finally:
+        session.close()

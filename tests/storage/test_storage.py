@@ -1,0 +1,115 @@
+"""The database wrapper and the migration runner, on real files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from colibri.errors import StorageError
+from colibri.storage import Database, Migration
+from colibri.storage.migrations import applied, migrate, pending, require_current
+
+FIRST = Migration("0001_a", ("CREATE TABLE a (x INTEGER)",))
+SECOND = Migration("0002_b", ("CREATE TABLE b (y INTEGER)", "INSERT INTO b VALUES (1)"))
+BROKEN = Migration("0003_broken", ("CREATE TABLE c (z INTEGER)", "INSERT INTO nowhere VALUES (1)"))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Database:
+    database = Database.open(tmp_path / "m.db")
+    yield database  # type: ignore[misc]
+    database.close()
+
+
+def _tables(db: Database) -> set[str]:
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_pragmas(db: Database) -> None:
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    assert db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+
+
+def test_full_sync_on_request(tmp_path: Path) -> None:
+    database = Database.open(tmp_path / "f.db", sync="full")
+    try:
+        assert database.execute("PRAGMA synchronous").fetchone()[0] == 2
+    finally:
+        database.close()
+
+
+def test_migrations_apply_in_order_once(db: Database) -> None:
+    assert migrate(db, [FIRST, SECOND]) == ["0001_a", "0002_b"]
+    assert migrate(db, [FIRST, SECOND]) == []
+    assert applied(db) == ["0001_a", "0002_b"]
+    assert db.execute("SELECT count(*) FROM b").fetchone()[0] == 1
+    assert db.execute("SELECT applied_at FROM schema_migrations").fetchone()[0]
+
+
+def test_a_failing_migration_rolls_back_whole(db: Database) -> None:
+    migrate(db, [FIRST])
+    with pytest.raises(sqlite3.OperationalError, match="nowhere"):
+        migrate(db, [FIRST, BROKEN])
+    assert "c" not in _tables(db)
+    assert applied(db) == ["0001_a"]
+    assert [m.name for m in pending(db, [FIRST, BROKEN])] == ["0003_broken"]
+
+
+def test_duplicate_names_are_refused(db: Database) -> None:
+    with pytest.raises(StorageError, match="unique"):
+        migrate(db, [FIRST, FIRST])
+
+
+def test_require_current_names_what_is_missing(db: Database) -> None:
+    migrate(db, [FIRST])
+    with pytest.raises(StorageError, match=r"0002_b.*open it once in FULL"):
+        require_current(db, [FIRST, SECOND])
+    migrate(db, [FIRST, SECOND])
+    require_current(db, [FIRST, SECOND])
+
+
+def _insert_then_fail(db: Database, value: int) -> None:
+    with db.atomic():
+        db.execute("INSERT INTO t VALUES (?)", (value,))
+        raise RuntimeError(f"failed after inserting {value}")
+
+
+def test_atomic_nests_with_savepoints(db: Database) -> None:
+    db.execute("CREATE TABLE t (v INTEGER)")
+    with db.atomic():
+        db.execute("INSERT INTO t VALUES (1)")
+        with pytest.raises(RuntimeError):
+            _insert_then_fail(db, 2)  # inner level: only its savepoint rolls back
+        db.execute("INSERT INTO t VALUES (3)")
+    assert [row[0] for row in db.execute("SELECT v FROM t ORDER BY v")] == [1, 3]
+    with pytest.raises(RuntimeError):
+        _insert_then_fail(db, 4)  # outer level: the whole transaction rolls back
+    assert [row[0] for row in db.execute("SELECT v FROM t ORDER BY v")] == [1, 3]
+
+
+def test_readonly_open_refuses_writes_and_missing_files(tmp_path: Path) -> None:
+    with pytest.raises(StorageError, match="does not exist"):
+        Database.open(tmp_path / "absent.db", readonly=True)
+    writer = Database.open(tmp_path / "ro.db")
+    writer.execute("CREATE TABLE t (v INTEGER)")
+    writer.close()
+    reader = Database.open(tmp_path / "ro.db", readonly=True)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            reader.execute("INSERT INTO t VALUES (1)")
+        assert reader.user_table_count() == 1
+    finally:
+        reader.close()
+
+
+def test_open_errors_become_storage_errors(tmp_path: Path) -> None:
+    (tmp_path / "dir.db").mkdir()
+    with pytest.raises(StorageError, match="is a directory"):
+        Database.open(tmp_path / "dir.db")
+    (tmp_path / "junk.db").write_bytes(b"junk" * 1000)
+    with pytest.raises(StorageError, match="not a database"):
+        Database.open(tmp_path / "junk.db")
