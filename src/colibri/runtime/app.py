@@ -32,7 +32,9 @@ class App:
         migrations: Sequence[Migration] | None = None,
     ) -> None:
         self.config = config
-        self.state = ServerState(version=__version__, declared_mode=config.mode)
+        self.state = ServerState(
+            version=__version__, declared_mode=config.mode, skills_dirs=config.skills_dirs
+        )
         self.tools = {tool.name: tool for tool in (catalog.TOOLS if tools is None else tools)}
         self.migrations = catalog.MIGRATIONS if migrations is None else migrations
         self.chain = Chain(self.tools, self.state)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from colibri.runtime.modes import Mode
@@ -18,6 +19,7 @@ class ServerState:
 
     version: str
     declared_mode: Mode
+    skills_dirs: tuple[Path, ...] | None = None  # COLIBRI_SKILLS_DIR; None means the default roots
     boot_start: float = field(default_factory=time.monotonic)
     phase: Phase = "phase1"
     # Until phase 2 succeeds only the system tools are admitted; it never widens silently.

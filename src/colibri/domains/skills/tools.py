@@ -1,5 +1,22 @@
 from __future__ import annotations
 
+from colibri.domains.skills import handlers
+from colibri.domains.skills.models import SkillList, SkillListArguments
 from colibri.tools.spec import Tool
 
-TOOLS: list[Tool] = []
+TOOLS = [
+    Tool(
+        name="skill_list",
+        description=(
+            "List the Agent Skills installed for this project and user: each folder holding a SKILL.md under "
+            "COLIBRI_SKILLS_DIR (or .agents/skills and .claude/skills in the working directory, then "
+            "~/.agents/skills). Returns `skills` (name, description, path of the SKILL.md - read it "
+            "to use the skill - plus license, compatibility, metadata and allowed-tools when set, "
+            "and warnings) and `errors` (files that were skipped, with path, code and the reason to "
+            "fix). Pass `query` to keep only skills whose name or description contains that text."
+        ),
+        input_model=SkillListArguments,
+        output_model=SkillList,
+        handler=handlers.skill_list,
+    ),
+]
