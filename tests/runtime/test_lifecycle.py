@@ -11,6 +11,8 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from tests.raw import RawSession
 from tests.support import clean_env, query
 
@@ -51,12 +53,13 @@ def _integrity(db: Path) -> str:
     return str(query(db, "PRAGMA integrity_check")[0][0])
 
 
-def test_sigterm_exits_0_with_a_sound_database(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_exits_0_with_a_sound_database(tmp_path: Path, signum: signal.Signals) -> None:
     session = RawSession(clean_env(tmp_path))
     session.initialize()
     for _ in range(20):
         assert session.call_tool("server_ping", {})["result"]["isError"] is False
-    session.proc.send_signal(signal.SIGTERM)
+    session.proc.send_signal(signum)
     code, _, stderr = session.close()
     assert code == 0, stderr.decode()
     assert not (tmp_path / "colibri.db-wal").exists(), "a clean close checkpoints the WAL"
@@ -99,7 +102,7 @@ def test_kill_9_mid_call_is_marked_interrupted_on_next_boot(tmp_path: Path) -> N
         assert time.monotonic() < deadline, "the call never started"
         time.sleep(0.01)
     first.proc.kill()
-    first.proc.wait(timeout=10)
+    first.close()
     assert _actions(db)[-1] == ("server_ping", "running")
     query(db, "DROP TRIGGER slow_exit")
 

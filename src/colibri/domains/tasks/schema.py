@@ -4,6 +4,8 @@ from colibri.storage import Migration
 
 # `number` gives readable, stable ids (T-1, T-2, ...) that survive restarts and never reuse
 # a deleted number (AUTOINCREMENT). Other domains rely only on `tasks.id`.
+# `tags` holds a JSON array of strings; the tag filter reads it with json_each.
+# `task_history.changes` holds a JSON object {field: {"from": old, "to": new}}.
 MIGRATIONS: list[Migration] = [
     Migration(
         "0002_tasks",
@@ -13,8 +15,9 @@ MIGRATIONS: list[Migration] = [
                 id TEXT NOT NULL UNIQUE,
                 title TEXT NOT NULL,
                 description TEXT NOT NULL DEFAULT '',
-                status TEXT NOT NULL,
-                priority TEXT NOT NULL,
+                status TEXT NOT NULL
+                    CHECK (status IN ('todo', 'in_progress', 'blocked', 'review', 'done', 'cancelled')),
+                priority TEXT NOT NULL CHECK (priority IN ('critical', 'high', 'medium', 'low')),
                 assignee TEXT,
                 tags TEXT NOT NULL DEFAULT '[]',
                 created_at TEXT NOT NULL,
@@ -24,6 +27,7 @@ MIGRATIONS: list[Migration] = [
             """CREATE TABLE task_dependencies (
                 task_id TEXT NOT NULL REFERENCES tasks (id),
                 depends_on TEXT NOT NULL REFERENCES tasks (id),
+                position INTEGER NOT NULL,
                 PRIMARY KEY (task_id, depends_on)
             )""",
             "CREATE INDEX task_dependencies_reverse ON task_dependencies (depends_on)",
@@ -31,11 +35,13 @@ MIGRATIONS: list[Migration] = [
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                 task_id TEXT NOT NULL REFERENCES tasks (id),
                 version INTEGER NOT NULL,
+                event TEXT NOT NULL CHECK (event IN ('created', 'updated')),
                 changed_at TEXT NOT NULL,
                 changes TEXT NOT NULL
             )""",
             "CREATE INDEX task_history_task ON task_history (task_id, id)",
             "CREATE INDEX tasks_status ON tasks (status)",
+            "CREATE INDEX tasks_assignee ON tasks (assignee) WHERE assignee IS NOT NULL",
         ),
     ),
 ]

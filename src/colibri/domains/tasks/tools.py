@@ -1,5 +1,85 @@
 from __future__ import annotations
 
-from colibri.tools.spec import Tool
+from colibri.domains.tasks import handlers
+from colibri.domains.tasks.arguments import (
+    CreateTaskArgs,
+    GetTaskArgs,
+    ListTasksArgs,
+    NextActionsArgs,
+    UpdateTaskArgs,
+)
+from colibri.domains.tasks.models import NextActions, Task, TaskDetail, TaskPage
+from colibri.tools.spec import ErrorPattern, Tool
 
-TOOLS: list[Tool] = []
+_REFUSALS = ' A refusal comes back as data {"ok": false, "error": {"code", "message", ...}}: check data.ok.'
+
+TOOLS = [
+    Tool(
+        name="task_create",
+        description=(
+            "Create a task and get it back (with its id, e.g. T-7, and version 1). Only title is "
+            "required; priority defaults to medium and status to todo. depends_on lists tasks that "
+            "must be done before this one can start; they must exist and must not form a cycle "
+            "(ERR_NOT_FOUND, ERR_DEPENDENCY_CYCLE)." + _REFUSALS
+        ),
+        input_model=CreateTaskArgs,
+        output_model=Task,
+        handler=handlers.task_create,
+        pattern=ErrorPattern.B,
+    ),
+    Tool(
+        name="task_get",
+        description=(
+            "Get one task by id, with its full change history (oldest first) and `blocks`: the ids "
+            "of the tasks that depend on it. Unknown id: ERR_NOT_FOUND." + _REFUSALS
+        ),
+        input_model=GetTaskArgs,
+        output_model=TaskDetail,
+        handler=handlers.task_get,
+        pattern=ErrorPattern.B,
+    ),
+    Tool(
+        name="task_update",
+        description=(
+            "Change a task's fields and get the updated task back (version +1; fields you omit keep "
+            "their value; an update that changes nothing returns the task as it is). "
+            "Status moves follow the state machine: todo → in_progress|blocked|cancelled; "
+            "in_progress → review|blocked|todo|cancelled; blocked → todo|in_progress|cancelled; "
+            "review → done|in_progress; cancelled → todo; done is final (ERR_INVALID_TRANSITION "
+            "lists the allowed moves). in_progress needs every dependency done "
+            "(ERR_DEPENDENCIES_OPEN). done needs a writeback first: a thought_record with "
+            "kind writeback citing the task_id (ERR_WRITEBACK_REQUIRED). Pass the version you read as "
+            "expected_version so a concurrent change is refused (ERR_CONFLICT) instead of "
+            "overwritten." + _REFUSALS
+        ),
+        input_model=UpdateTaskArgs,
+        output_model=Task,
+        handler=handlers.task_update,
+        pattern=ErrorPattern.B,
+    ),
+    Tool(
+        name="task_list",
+        description=(
+            "List tasks, oldest first, filtered by status (one or several), tag, assignee and/or text "
+            "in title or description (filters combine with AND). Returns {tasks, next_cursor}; pass "
+            "next_cursor back as cursor for the next page (null means this was the last page)."
+        ),
+        input_model=ListTasksArgs,
+        output_model=TaskPage,
+        handler=handlers.task_list,
+        pattern=ErrorPattern.B,
+    ),
+    Tool(
+        name="task_next_actions",
+        description=(
+            "What to do now: up to `limit` actions (default 5), each {task, action, reason, unblocks}: "
+            "first continue (tasks in_progress), then review (tasks in review), then start (todo "
+            "tasks whose dependencies are all done), ranked by priority, then by how many open tasks "
+            "they unblock, then oldest first. Also lists blocked tasks with what they wait on."
+        ),
+        input_model=NextActionsArgs,
+        output_model=NextActions,
+        handler=handlers.task_next_actions,
+        pattern=ErrorPattern.B,
+    ),
+]

@@ -1,0 +1,110 @@
+"""Every refusal of the task pipeline, built in one place so codes and guidance stay consistent.
+
+All are `DomainError`s (Pattern B: they reach the agent inside a success envelope):
+
+ERR_NOT_FOUND             the task, or a task named in depends_on, does not exist
+ERR_CONFLICT              expected_version is not the task's current version
+ERR_INVALID_TRANSITION    the state machine does not allow the status move
+ERR_DEPENDENCIES_OPEN     in_progress asked for while a dependency is not done
+ERR_WRITEBACK_REQUIRED    done asked for with no thought record citing the task
+ERR_DEPENDENCY_CYCLE      depends_on would make a task (indirectly) depend on itself
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from colibri.errors import DomainError
+
+
+def not_found(task_id: str) -> DomainError:
+    return DomainError(
+        "ERR_NOT_FOUND",
+        f"task {task_id} not found; use task_list to see existing ids",
+        task_id=task_id,
+    )
+
+
+def dependencies_not_found(missing: Sequence[str]) -> DomainError:
+    names = ", ".join(missing)
+    return DomainError(
+        "ERR_NOT_FOUND",
+        f"depends_on names task(s) that do not exist: {names}; create them first "
+        "or use task_list to find the right ids",
+        missing=list(missing),
+    )
+
+
+def conflict(task_id: str, expected: int, current: int) -> DomainError:
+    return DomainError(
+        "ERR_CONFLICT",
+        f"task {task_id} changed since version {expected}: it is now at version {current}; "
+        f"task_get it, re-apply your change to what is there now and retry with expected_version {current}",
+        task_id=task_id,
+        expected_version=expected,
+        current_version=current,
+    )
+
+
+def invalid_transition(task_id: str, current: str, target: str, allowed: Sequence[str]) -> DomainError:
+    choices = ", ".join(allowed)
+    if not allowed:
+        message = (
+            f"task {task_id} is {current}, which is final: its status cannot change; "
+            "create a new task for follow-up work"
+        )
+    elif current == target:
+        message = f"task {task_id} is already {current}; omit status to keep it, or move it to: {choices}"
+    else:
+        message = (
+            f"task {task_id} cannot move from {current} to {target}; from {current} it can move to: {choices}"
+        )
+    return DomainError(
+        "ERR_INVALID_TRANSITION",
+        message,
+        task_id=task_id,
+        from_status=current,
+        to_status=target,
+        allowed=list(allowed),
+    )
+
+
+def dependencies_open(task_id: str, open_dependencies: Sequence[tuple[str, str]]) -> DomainError:
+    listed = ", ".join(f"{dep} ({status})" for dep, status in open_dependencies)
+    return DomainError(
+        "ERR_DEPENDENCIES_OPEN",
+        f"task {task_id} cannot be in_progress while its dependencies are not done: {listed}; "
+        "finish those first (task_next_actions shows what is ready) or remove them from depends_on",
+        task_id=task_id,
+        open_dependencies=[{"id": dep, "status": status} for dep, status in open_dependencies],
+    )
+
+
+def writeback_required(task_id: str) -> DomainError:
+    return DomainError(
+        "ERR_WRITEBACK_REQUIRED",
+        f"task {task_id} cannot be done until a thought record cites it; write back what was done: "
+        f'call audit_session_start (once per session), then thought_record with kind "writeback", '
+        f'task_id "{task_id}" and content summarising the outcome, then retry this update',
+        task_id=task_id,
+        example={
+            "tool": "thought_record",
+            "arguments": {
+                "session_id": "<session_id from audit_session_start>",
+                "kind": "writeback",
+                "task_id": task_id,
+                "content": "<what was done, and how it was checked>",
+            },
+        },
+    )
+
+
+def dependency_cycle(cycle: Sequence[str]) -> DomainError:
+    path = " → ".join(cycle)
+    task_id, first = cycle[0], cycle[1]
+    return DomainError(
+        "ERR_DEPENDENCY_CYCLE",
+        f"depends_on would create a cycle: {path} (each arrow reads 'depends on'); a task cannot "
+        f"depend on itself, even indirectly; drop {first} from the depends_on of {task_id}",
+        cycle=list(cycle),
+    )

@@ -1,0 +1,34 @@
+"""The task tools' handlers: thin adapters from validated arguments to the domain functions."""
+
+from __future__ import annotations
+
+from colibri.domains.tasks import listing, next_actions, service
+from colibri.domains.tasks.arguments import (
+    CreateTaskArgs,
+    GetTaskArgs,
+    ListTasksArgs,
+    NextActionsArgs,
+    UpdateTaskArgs,
+)
+from colibri.domains.tasks.models import NextActions, Task, TaskDetail, TaskPage
+from colibri.tools.spec import ToolContext
+
+
+def task_create(ctx: ToolContext, args: CreateTaskArgs) -> Task:
+    return service.create_task(ctx.database(), args)
+
+
+def task_get(ctx: ToolContext, args: GetTaskArgs) -> TaskDetail:
+    return service.get_task_detail(ctx.database(), args.task_id)
+
+
+def task_update(ctx: ToolContext, args: UpdateTaskArgs) -> Task:
+    return service.update_task(ctx.database(), args)
+
+
+def task_list(ctx: ToolContext, args: ListTasksArgs) -> TaskPage:
+    return listing.list_tasks(ctx.database(), args)
+
+
+def task_next_actions(ctx: ToolContext, args: NextActionsArgs) -> NextActions:
+    return next_actions.next_actions(ctx.database(), args.limit)

@@ -1,0 +1,54 @@
+"""task_list: filtered, keyset-paginated pages of tasks, oldest first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from colibri.domains.tasks import repository
+from colibri.domains.tasks.arguments import ListTasksArgs
+from colibri.domains.tasks.cursor import decode_cursor, encode_cursor
+from colibri.domains.tasks.models import TaskPage
+from colibri.storage import Database
+
+
+def list_tasks(db: Database, args: ListTasksArgs) -> TaskPage:
+    """One page of the tasks that match every filter given; `next_cursor` is None on the last page."""
+    conditions, params = _filters(args)
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    # The number is the creation order and never changes, so pages neither repeat nor skip a task.
+    sql = f"{repository.select_sql()}{where} ORDER BY number LIMIT ?"
+    with repository.read_snapshot(db) as conn:
+        rows = conn.execute(sql, (*params, args.limit + 1)).fetchall()
+        more = len(rows) > args.limit
+        rows = rows[: args.limit]
+        tasks = repository.tasks_from_rows(conn, rows)
+    next_cursor = encode_cursor(rows[-1]["number"]) if more else None
+    return TaskPage(tasks=tasks, next_cursor=next_cursor)
+
+
+def _filters(args: ListTasksArgs) -> tuple[list[str], list[Any]]:
+    conditions: list[str] = []
+    params: list[Any] = []
+    statuses = args.statuses()
+    if statuses:
+        conditions.append(f"status IN ({','.join('?' * len(statuses))})")
+        params.extend(statuses)
+    if args.tag is not None:
+        conditions.append("EXISTS (SELECT 1 FROM json_each(tasks.tags) WHERE json_each.value = ?)")
+        params.append(args.tag)
+    if args.assignee is not None:
+        conditions.append("assignee = ?")
+        params.append(args.assignee)
+    if args.text is not None:
+        pattern = f"%{_escape_like(args.text)}%"
+        conditions.append("(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')")
+        params.extend((pattern, pattern))
+    if args.cursor is not None:
+        conditions.append("number > ?")
+        params.append(decode_cursor(args.cursor))
+    return conditions, params
+
+
+def _escape_like(text: str) -> str:
+    """Make `%`, `_` and the escape character itself match literally."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

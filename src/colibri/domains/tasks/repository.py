@@ -1,0 +1,232 @@
+"""SQL for tasks, their dependencies and their history. Functions take a connection and never decide
+rules; `service.py` does. Column names that appear in SQL text come from fixed tuples, never input.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from colibri.domains.tasks.models import FieldChange, HistoryEntry, Task
+from colibri.storage import Database
+
+# The columns task_update may change; `depends_on` lives in its own table.
+COLUMNS = ("title", "description", "status", "priority", "assignee", "tags")
+_SELECT = (
+    "SELECT number, id, title, description, status, priority, assignee, tags, created_at, updated_at, "
+    "version FROM tasks"
+)
+# SQLite's default limit on bound parameters is far above this; chunks keep IN lists short.
+_CHUNK = 500
+
+
+@contextmanager
+def read_snapshot(db: Database) -> Iterator[sqlite3.Connection]:
+    """Several reads that see one consistent state of the file, even while another process
+    writes. A deferred transaction takes no write lock, so it also works on a read-only file."""
+    conn = db.conn
+    if conn.in_transaction:  # already inside the caller's transaction: that is the snapshot
+        yield conn
+        return
+    conn.execute("BEGIN DEFERRED")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+
+
+def task_id_for(number: int) -> str:
+    return f"T-{number}"
+
+
+def next_number(conn: sqlite3.Connection) -> int:
+    """The number AUTOINCREMENT will give the next task (call inside the write transaction)."""
+    row = conn.execute(
+        "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'tasks'), 0) + 1"
+    ).fetchone()
+    return int(row[0])
+
+
+def insert_task(conn: sqlite3.Connection, number: int, fields: Mapping[str, Any], now: str) -> None:
+    conn.execute(
+        "INSERT INTO tasks (number, id, title, description, status, priority, assignee, tags,"
+        " created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+        (
+            number,
+            task_id_for(number),
+            fields["title"],
+            fields["description"],
+            fields["status"],
+            fields["priority"],
+            fields["assignee"],
+            json.dumps(fields["tags"], ensure_ascii=False),
+            now,
+            now,
+        ),
+    )
+
+
+def update_task(
+    conn: sqlite3.Connection, task_id: str, expected_version: int, fields: Mapping[str, Any], now: str
+) -> bool:
+    """Write `fields`, bump the version; only if the task is still at `expected_version`.
+
+    The version test is part of the UPDATE itself, so no writer can slip in between a read
+    and this write. False means the task was not at that version (nothing was written).
+    """
+    names = [name for name in COLUMNS if name in fields]
+    values = [json.dumps(fields[n], ensure_ascii=False) if n == "tags" else fields[n] for n in names]
+    assignments = "".join(f"{name} = ?, " for name in names)
+    cursor = conn.execute(
+        f"UPDATE tasks SET {assignments}updated_at = ?, version = version + 1 WHERE id = ? AND version = ?",
+        (*values, now, task_id, expected_version),
+    )
+    return cursor.rowcount == 1
+
+
+def current_version(conn: sqlite3.Connection, task_id: str) -> int | None:
+    row = conn.execute("SELECT version FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def set_dependencies(conn: sqlite3.Connection, task_id: str, depends_on: Sequence[str]) -> None:
+    """Replace the task's whole depends_on list."""
+    conn.execute("DELETE FROM task_dependencies WHERE task_id = ?", (task_id,))
+    add_dependencies(conn, task_id, depends_on)
+
+
+def add_dependencies(conn: sqlite3.Connection, task_id: str, depends_on: Sequence[str]) -> None:
+    """Record depends_on for a task that has none yet, keeping the order given."""
+    conn.executemany(
+        "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, ?)",
+        [(task_id, dep, position) for position, dep in enumerate(depends_on)],
+    )
+
+
+def add_history(
+    conn: sqlite3.Connection,
+    task_id: str,
+    *,
+    version: int,
+    event: str,
+    changes: Mapping[str, FieldChange],
+    now: str,
+) -> None:
+    conn.execute(
+        "INSERT INTO task_history (task_id, version, event, changed_at, changes) VALUES (?, ?, ?, ?, ?)",
+        (task_id, version, event, now, json.dumps(changes, ensure_ascii=False)),
+    )
+
+
+def get_task(conn: sqlite3.Connection, task_id: str) -> Task | None:
+    return get_tasks(conn, [task_id]).get(task_id)
+
+
+def get_tasks(conn: sqlite3.Connection, task_ids: Sequence[str]) -> dict[str, Task]:
+    """The tasks that exist among `task_ids`, by id, each with its dependencies."""
+    rows = []
+    for chunk in _chunks(task_ids):
+        marks = ",".join("?" * len(chunk))
+        rows.extend(conn.execute(f"{_SELECT} WHERE id IN ({marks})", chunk).fetchall())
+    return {task.id: task for task in tasks_from_rows(conn, rows)}
+
+
+def tasks_from_rows(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> list[Task]:
+    """Task objects for rows selected with `_SELECT`'s columns, in the rows' order."""
+    dependencies = dependencies_of(conn, [row["id"] for row in rows])
+    return [_task(row, dependencies.get(row["id"], [])) for row in rows]
+
+
+def select_sql() -> str:
+    """The SELECT that `tasks_from_rows` expects, for callers that add their own WHERE."""
+    return _SELECT
+
+
+def dependencies_of(conn: sqlite3.Connection, task_ids: Iterable[str]) -> dict[str, list[str]]:
+    """Each task's depends_on, in the order it was given; tasks without any are absent."""
+    result: dict[str, list[str]] = {}
+    for chunk in _chunks(list(task_ids)):
+        marks = ",".join("?" * len(chunk))
+        for task_id, dep in conn.execute(
+            f"SELECT task_id, depends_on FROM task_dependencies WHERE task_id IN ({marks})"
+            " ORDER BY task_id, position",
+            chunk,
+        ):
+            result.setdefault(task_id, []).append(dep)
+    return result
+
+
+def dependents_of(conn: sqlite3.Connection, task_id: str) -> list[str]:
+    """Ids of the tasks that list `task_id` in their depends_on, oldest first."""
+    rows = conn.execute(
+        "SELECT t.id FROM task_dependencies d JOIN tasks t ON t.id = d.task_id"
+        " WHERE d.depends_on = ? ORDER BY t.number",
+        (task_id,),
+    )
+    return [row[0] for row in rows]
+
+
+def dependents_in(conn: sqlite3.Connection, task_ids: Sequence[str]) -> dict[str, list[str]]:
+    """For each of `task_ids`, the tasks that list it in their depends_on; tasks with none are absent."""
+    result: dict[str, list[str]] = {}
+    for chunk in _chunks(task_ids):
+        marks = ",".join("?" * len(chunk))
+        sql = (
+            f"SELECT depends_on, task_id FROM task_dependencies WHERE depends_on IN ({marks})"
+            " ORDER BY depends_on, task_id"
+        )
+        for dep, task_id in conn.execute(sql, chunk):
+            result.setdefault(dep, []).append(task_id)
+    return result
+
+
+def statuses_of(conn: sqlite3.Connection, task_ids: Sequence[str]) -> dict[str, str]:
+    """The status of each task that exists among `task_ids`."""
+    result: dict[str, str] = {}
+    for chunk in _chunks(task_ids):
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT id, status FROM tasks WHERE id IN ({marks})"
+        result.update((row[0], row[1]) for row in conn.execute(sql, chunk))
+    return result
+
+
+def history(conn: sqlite3.Connection, task_id: str) -> list[HistoryEntry]:
+    rows = conn.execute(
+        "SELECT version, event, changed_at, changes FROM task_history WHERE task_id = ? ORDER BY id",
+        (task_id,),
+    )
+    return [
+        HistoryEntry(version=row[0], event=row[1], changed_at=row[2], changes=json.loads(row[3]))
+        for row in rows
+    ]
+
+
+def has_writeback(conn: sqlite3.Connection, task_id: str) -> bool:
+    """True when at least one thought record (the decision trail) cites the task."""
+    row = conn.execute("SELECT 1 FROM thought_records WHERE task_id = ? LIMIT 1", (task_id,)).fetchone()
+    return row is not None
+
+
+def _task(row: sqlite3.Row, depends_on: list[str]) -> Task:
+    return Task(
+        id=row["id"],
+        title=row["title"],
+        description=row["description"],
+        status=row["status"],
+        priority=row["priority"],
+        depends_on=depends_on,
+        tags=json.loads(row["tags"]),
+        assignee=row["assignee"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        version=row["version"],
+    )
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]

@@ -1,0 +1,140 @@
+"""Creating, changing and reading tasks: the rules of SPEC §4 applied in order, all or nothing.
+
+Each function runs in `db.atomic()`: under the chain that is a savepoint inside the call's
+BEGIN IMMEDIATE transaction, on its own it is that transaction, so a refusal never leaves
+half a change behind.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from colibri.clock import utc_now
+from colibri.domains.tasks import errors, graph, repository, states
+from colibri.domains.tasks.arguments import CreateTaskArgs, UpdateTaskArgs
+from colibri.domains.tasks.models import FieldChange, Task, TaskDetail
+from colibri.domains.tasks.states import Status
+from colibri.storage import Database
+
+_FIELDS = ("title", "description", "status", "priority", "depends_on", "tags", "assignee")
+
+
+def create_task(db: Database, args: CreateTaskArgs) -> Task:
+    """A new task; it starts as todo, or in `args.status` if the state machine allows that from todo."""
+    with db.atomic() as conn:
+        number = repository.next_number(conn)
+        task_id = repository.task_id_for(number)
+        fields: dict[str, Any] = {
+            "title": args.title,
+            "description": args.description,
+            "status": states.INITIAL,
+            "priority": args.priority,
+            "depends_on": _unique(args.depends_on),
+            "tags": _unique(args.tags),
+            "assignee": args.assignee,
+        }
+        _check_dependencies(conn, task_id, fields["depends_on"])
+        if args.status != states.INITIAL:
+            _check_move(conn, task_id, states.INITIAL, args.status, fields["depends_on"])
+            fields["status"] = args.status
+        now = utc_now()
+        repository.insert_task(conn, number, fields, now)
+        if fields["depends_on"]:
+            repository.add_dependencies(conn, task_id, fields["depends_on"])
+        created: dict[str, FieldChange] = {name: {"from": None, "to": fields[name]} for name in _FIELDS}
+        repository.add_history(conn, task_id, version=1, event="created", changes=created, now=now)
+    # Everything the row holds is known here; reading it back would only cost time.
+    return Task(id=task_id, created_at=now, updated_at=now, version=1, **fields)
+
+
+def update_task(db: Database, args: UpdateTaskArgs) -> Task:
+    """Apply the given fields; status moves go through the state machine and its entry rules."""
+    with db.atomic() as conn:
+        task = repository.get_task(conn, args.task_id)
+        if task is None:
+            raise errors.not_found(args.task_id)
+        # A stale caller learns that first, before rules judged against a state it has not seen.
+        # The write below checks the version again, inside the UPDATE itself.
+        expected = task.version if args.expected_version is None else args.expected_version
+        if expected != task.version:
+            raise errors.conflict(task.id, expected, task.version)
+        wanted = args.given()
+        if "depends_on" in wanted:
+            wanted["depends_on"] = _unique(wanted["depends_on"])
+            _check_dependencies(conn, task.id, wanted["depends_on"])
+        if "tags" in wanted:
+            wanted["tags"] = _unique(wanted["tags"])
+        if "status" in wanted:
+            depends_on = wanted.get("depends_on", task.depends_on)
+            _check_move(conn, task.id, task.status, wanted["status"], depends_on)
+        changes = _diff(task, wanted)
+        if not changes:
+            return task
+        now = utc_now()
+        columns = {name: change["to"] for name, change in changes.items() if name != "depends_on"}
+        if not repository.update_task(conn, task.id, expected, columns, now):
+            current = repository.current_version(conn, task.id)
+            if current is None:
+                raise errors.not_found(task.id)
+            raise errors.conflict(task.id, expected, current)
+        if "depends_on" in changes:
+            repository.set_dependencies(conn, task.id, wanted["depends_on"])
+        version = task.version + 1
+        repository.add_history(conn, task.id, version=version, event="updated", changes=changes, now=now)
+    new_values = {name: change["to"] for name, change in changes.items()}
+    return task.model_copy(update={**new_values, "updated_at": now, "version": version})
+
+
+def get_task_detail(db: Database, task_id: str) -> TaskDetail:
+    """The task, every change it went through and the ids of the tasks that depend on it."""
+    with repository.read_snapshot(db) as conn:
+        task = repository.get_task(conn, task_id)
+        if task is None:
+            raise errors.not_found(task_id)
+        return TaskDetail(
+            **task.model_dump(),
+            history=repository.history(conn, task_id),
+            blocks=repository.dependents_of(conn, task_id),
+        )
+
+
+def _check_dependencies(conn: sqlite3.Connection, task_id: str, depends_on: Sequence[str]) -> None:
+    """Every dependency exists and none of them (even indirectly) depends on `task_id`."""
+    if not depends_on:
+        return
+    found = repository.statuses_of(conn, depends_on)
+    missing = [dep for dep in depends_on if dep not in found and dep != task_id]
+    if missing:
+        raise errors.dependencies_not_found(missing)
+    cycle = graph.cycle_through(task_id, depends_on, lambda ids: repository.dependents_in(conn, ids))
+    if cycle is not None:
+        raise errors.dependency_cycle(cycle)
+
+
+def _check_move(
+    conn: sqlite3.Connection, task_id: str, current: Status, target: Status, depends_on: Sequence[str]
+) -> None:
+    """The state machine first, then what entering `target` requires."""
+    states.check_transition(task_id, current, target)
+    if target == "in_progress":
+        found = repository.statuses_of(conn, depends_on)
+        still_open = [(dep, found[dep]) for dep in depends_on if found[dep] != "done"]
+        if still_open:
+            raise errors.dependencies_open(task_id, still_open)
+    elif target == "done" and not repository.has_writeback(conn, task_id):
+        raise errors.writeback_required(task_id)
+
+
+def _diff(task: Task, wanted: Mapping[str, Any]) -> dict[str, FieldChange]:
+    """The fields whose value really changes, in a fixed order."""
+    return {
+        name: {"from": getattr(task, name), "to": wanted[name]}
+        for name in _FIELDS
+        if name in wanted and wanted[name] != getattr(task, name)
+    }
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
