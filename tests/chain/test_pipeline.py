@@ -166,6 +166,20 @@ async def test_a_broken_audit_sink_changes_nothing_in_the_reply(chain: Chain, fr
     fresh_db.execute("DROP TRIGGER down")
     fresh_db.execute("CREATE TRIGGER down BEFORE UPDATE ON actions BEGIN SELECT RAISE(ABORT, 'down'); END")
     assert (await chain.run("task_create", {"title": "a"})).envelope == expected
+    assert _notes(fresh_db) == ["a", "a", "a"], "a failed audit statement does not undo the handler's writes"
+
+
+async def test_a_write_and_its_ok_outcome_commit_together(chain: Chain, fresh_db: Database) -> None:
+    # Make the audit-exit UPDATE fail for real (not a sink error): the handler's write goes with it.
+    fresh_db.execute(
+        "CREATE TRIGGER guard AFTER UPDATE ON actions BEGIN SELECT RAISE(ROLLBACK, 'power cut'); END"
+    )
+    reply = await chain.run("task_create", {"title": "lost"})
+    assert reply.envelope["error"]["code"] == "HANDLER_ERROR", (
+        "the client must not be told a lost write succeeded"
+    )
+    assert _notes(fresh_db) == []
+    assert _outcomes(fresh_db) == [("task_create", "running")], "as after a crash: marked interrupted at boot"
 
 
 async def test_the_reply_text_is_the_compact_sorted_envelope(chain: Chain) -> None:

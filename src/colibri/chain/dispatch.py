@@ -1,10 +1,18 @@
-"""Stage 4 — dispatch: run the handler (writers inside one transaction) and shape its result."""
+"""Stage 4 — dispatch: run the handler and shape its result.
+
+A write tool's handler runs inside one transaction, and audit-exit runs inside it too, so
+the handler's writes and the `ok` outcome commit together: a crash before that commit
+leaves neither (the row stays `running` and is marked `interrupted` at the next boot).
+A handler that raises has its writes rolled back; audit-exit then records the error alone.
+If the commit itself fails, the audit-exit inside it was rolled back too, so the error
+envelope goes through audit-exit once more.
+"""
 
 from __future__ import annotations
 
 from colibri.chain import envelope
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
-from colibri.tools.spec import ToolContext
+from colibri.tools.spec import Tool, ToolContext
 
 
 class Dispatch:
@@ -12,17 +20,20 @@ class Dispatch:
         self._state = deps.state
 
     async def __call__(self, call: Call, call_next: Next) -> Envelope:
-        tool, arguments = call.tool, call.arguments
-        assert tool is not None and arguments is not None
+        tool = call.tool
+        assert tool is not None
         db = self._state.db
         context = ToolContext(server=self._state, db=db)
         try:
             if tool.writes and db is not None:
                 with db.atomic():
-                    result = tool.handler(context, arguments)
-            else:
-                result = tool.handler(context, arguments)
-            call.envelope = envelope.success(result)
-        except Exception as exc:  # noqa: BLE001 - every handler failure becomes an envelope; nothing escapes the chain
+                    call.envelope = self._run(tool, context, call)
+                    return await call_next(call)
+            call.envelope = self._run(tool, context, call)
+        except Exception as exc:  # noqa: BLE001 - every handler failure becomes an envelope; nothing escapes
             call.envelope = envelope.from_exception(exc, tool)
         return await call_next(call)
+
+    @staticmethod
+    def _run(tool: Tool, context: ToolContext, call: Call) -> Envelope:
+        return envelope.success(tool.handler(context, call.arguments))
