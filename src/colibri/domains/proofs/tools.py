@@ -1,5 +1,56 @@
 from __future__ import annotations
 
-from colibri.tools.spec import Tool
+from colibri.domains.proofs import handlers
+from colibri.domains.proofs.models import (
+    FinalizeArgs,
+    Finalized,
+    RootAnswer,
+    RootArgs,
+    SessionStartArgs,
+    SessionStarted,
+)
+from colibri.tools.spec import ErrorPattern, Tool
 
-TOOLS: list[Tool] = []
+TOOLS: list[Tool] = [
+    Tool(
+        name="audit_session_start",
+        description=(
+            "Start an audit session that groups thought records; every thought_record needs an open "
+            "session. Optional session_id (generated when omitted), agent_id and purpose. Returns "
+            "{session_id, started_at}. Domain errors come back as data.ok=false: ERR_SESSION_EXISTS "
+            "when the id is taken."
+        ),
+        input_model=SessionStartArgs,
+        output_model=SessionStarted,
+        handler=handlers.session_start,
+        pattern=ErrorPattern.B,
+    ),
+    Tool(
+        name="merkle_finalize",
+        description=(
+            "Seal a session: builds the RFC 9162 Merkle tree over its record hashes in seq order, "
+            "stores the root and accepts no more records for the session. Returns {session_id, root, "
+            "leaf_count, finalized_at}. Domain errors (data.ok=false): ERR_SESSION_NOT_FOUND, "
+            "ERR_ALREADY_FINALIZED, ERR_NO_RECORDS (record at least one thought first)."
+        ),
+        input_model=FinalizeArgs,
+        output_model=Finalized,
+        handler=handlers.finalize,
+        pattern=ErrorPattern.B,
+    ),
+    Tool(
+        name="merkle_root",
+        description=(
+            "The sealed Merkle root of a session {root, leaf_count, finalized_at, algorithm: "
+            "rfc9162-sha256}; with record_id also proof {leaf_index, tree_size, record_hash, "
+            "audit_path}, an RFC 9162 §2.1.3 inclusion proof anyone can check offline (leaf data = "
+            "the 32 bytes of record_hash; audit_path from the leaf upward). Domain errors "
+            "(data.ok=false): ERR_SESSION_NOT_FOUND, ERR_NOT_FINALIZED (call merkle_finalize first), "
+            "ERR_NOT_FOUND (record not in this session)."
+        ),
+        input_model=RootArgs,
+        output_model=RootAnswer,
+        handler=handlers.root,
+        pattern=ErrorPattern.B,
+    ),
+]

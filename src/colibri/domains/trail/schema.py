@@ -1,18 +1,28 @@
+"""Tables of the decision trail: the hash-chained records and the anchor at the chain's end."""
+
 from __future__ import annotations
 
+from colibri.domains.trail.canonical import GENESIS_HASH
 from colibri.storage import Migration
 
 # `seq` is global across sessions: one hash chain over every record, assigned inside
 # BEGIN IMMEDIATE so concurrent writers (even in two processes) produce one linear chain.
 # No CHECK constraints on the hashed fields: a tampered row must still be readable so that
 # verification can report it.
+#
+# `record_id` is generated from the hash (canonical.record_id_for), so it is stored nowhere
+# and cannot be altered on its own; the unique index makes it the lookup key.
+#
+# `trail_head` is the chain's anchor: the seq and hash of the last record, written in the
+# same transaction as the record. Without it, deleting the newest record (or rewriting it
+# with a fresh hash) would leave a shorter chain that is perfectly consistent.
 MIGRATIONS: list[Migration] = [
     Migration(
         "0004_thought_records",
         (
             """CREATE TABLE thought_records (
                 seq INTEGER PRIMARY KEY,
-                record_id TEXT NOT NULL UNIQUE,
+                record_id TEXT GENERATED ALWAYS AS ('rec_' || substr(hash, 1, 24)) VIRTUAL,
                 session_id TEXT NOT NULL REFERENCES audit_sessions (session_id),
                 kind TEXT NOT NULL,
                 content TEXT NOT NULL,
@@ -22,8 +32,15 @@ MIGRATIONS: list[Migration] = [
                 prev_hash TEXT NOT NULL,
                 hash TEXT NOT NULL
             )""",
+            "CREATE UNIQUE INDEX thought_records_record_id ON thought_records (record_id)",
             "CREATE INDEX thought_records_session ON thought_records (session_id, seq)",
             "CREATE INDEX thought_records_task ON thought_records (task_id, seq) WHERE task_id IS NOT NULL",
+            """CREATE TABLE trail_head (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                seq INTEGER NOT NULL,
+                hash TEXT NOT NULL
+            )""",
+            f"INSERT INTO trail_head (id, seq, hash) VALUES (1, 0, '{GENESIS_HASH}')",
         ),
     ),
 ]

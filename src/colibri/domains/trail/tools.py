@@ -1,5 +1,54 @@
 from __future__ import annotations
 
+from colibri.domains.trail import handlers
+from colibri.domains.trail.models import (
+    ListArgs,
+    RecordPage,
+    ThoughtRecordArgs,
+    ThoughtRecorded,
+    Verification,
+    VerifyArgs,
+)
 from colibri.tools.spec import Tool
 
-TOOLS: list[Tool] = []
+TOOLS: list[Tool] = [
+    Tool(
+        name="thought_record",
+        description=(
+            "Append a thought (plan, analysis, decision, observation, reflection or writeback) to an open "
+            "audit session; it joins the tamper-evident hash chain. Cite task_id to write back to a task. "
+            "Returns {record_id, seq, session_id, hash, prev_hash, created_at}. Errors: HANDLER_ERROR "
+            "with 'SESSION_NOT_FOUND: <id>' (start one with audit_session_start), 'SESSION_FINALIZED: "
+            "<id>' (sealed; start a new session) or 'TASK_NOT_FOUND: <id>'."
+        ),
+        input_model=ThoughtRecordArgs,
+        output_model=ThoughtRecorded,
+        handler=handlers.thought_record,
+    ),
+    Tool(
+        name="thought_record_list",
+        description=(
+            "List thought records oldest first, filtered by session_id, task_id and/or kind; limit "
+            "(default 50, max 200) and cursor (next_cursor of the previous page) paginate. Returns "
+            "{records, next_cursor}, next_cursor null on the last page; each record has every stored "
+            "field including seq, prev_hash and hash."
+        ),
+        input_model=ListArgs,
+        output_model=RecordPage,
+        handler=handlers.thought_record_list,
+    ),
+    Tool(
+        name="audit_verify_chain",
+        description=(
+            "Recompute the hash chain and report the first break: {valid, checked, head_hash, "
+            "first_break: null | {seq, reason: hash_mismatch | prev_link_mismatch | seq_gap, expected, "
+            "found}, seal}. Without arguments checks every record up to the chain's anchored end; "
+            "from_seq/to_seq limit the range; session_id checks that session's records (each linked to "
+            "its predecessor in the global chain) and, for a sealed session without a range, also "
+            "recomputes its Merkle root (seal.valid false on mismatch)."
+        ),
+        input_model=VerifyArgs,
+        output_model=Verification,
+        handler=handlers.audit_verify_chain,
+    ),
+]

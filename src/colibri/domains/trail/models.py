@@ -1,0 +1,164 @@
+"""Input and output models of the ζ decision trail tools (SPEC §5)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import AfterValidator, BaseModel, Field, StrictInt, StrictStr, model_validator
+
+from colibri.domains.trail.paging import decode_cursor
+from colibri.tools.spec import Arguments
+
+Kind = Literal["plan", "analysis", "decision", "observation", "reflection", "writeback"]
+BreakReason = Literal["hash_mismatch", "prev_link_mismatch", "seq_gap"]
+MAX_CONTENT = 65_536
+
+
+def _encodable(text: str) -> str:
+    """Lone UTF-16 surrogates cannot be stored or hashed as UTF-8 (the stdio transport already
+    refuses them; another transport may not)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"text contains an unpaired surrogate at position {exc.start}; send valid Unicode text"
+        ) from None
+    return text
+
+
+Text = Annotated[StrictStr, AfterValidator(_encodable)]
+
+
+SessionIdIn = Annotated[
+    Text,
+    Field(min_length=1, max_length=128, description="An open audit session id, from audit_session_start."),
+]
+TaskIdIn = Annotated[
+    Text,
+    Field(min_length=1, max_length=128, description="An existing task id, e.g. T-1 (see task_list)."),
+]
+Hash = Annotated[str, Field(description="A SHA-256 hash, 64 lowercase hex digits.")]
+
+
+def _check_cursor(cursor: str | None) -> str | None:
+    if cursor is not None:
+        decode_cursor(cursor)
+    return cursor
+
+
+class ThoughtRecordArgs(Arguments):
+    """Arguments of thought_record."""
+
+    session_id: SessionIdIn
+    kind: Kind = Field(
+        description="What sort of thought: plan, analysis, decision, observation, "
+        "reflection, or writeback (a result written back to a task)."
+    )
+    content: Text = Field(
+        min_length=1, max_length=MAX_CONTENT, description="The thought itself, 1 to 65,536 characters."
+    )
+    task_id: TaskIdIn | None = Field(
+        default=None,
+        description="The task this thought is about, if any; it must exist. A record citing a task "
+        "is its writeback, which the task needs before it can move to done.",
+    )
+    agent_id: Annotated[Text, Field(min_length=1, max_length=128)] | None = Field(
+        default=None, description="Who is thinking (free text)."
+    )
+
+
+class ThoughtRecorded(BaseModel):
+    """Where the new record sits in the hash chain."""
+
+    record_id: str = Field(description="rec_ + the first 24 hex digits of hash; use it with merkle_root.")
+    seq: int = Field(ge=1, description="Position in the global hash chain.")
+    session_id: str
+    hash: Hash
+    prev_hash: Hash
+    created_at: str
+
+
+class ListArgs(Arguments):
+    """Arguments of thought_record_list: filters (all optional, combined with AND) and paging."""
+
+    session_id: SessionIdIn | None = None
+    task_id: TaskIdIn | None = None
+    kind: Kind | None = Field(default=None, description="Only records of this kind.")
+    limit: StrictInt = Field(default=50, ge=1, le=200, description="Records per page, 1 to 200.")
+    cursor: Annotated[StrictStr | None, AfterValidator(_check_cursor)] = Field(
+        default=None, description="next_cursor from the previous page; omit for the oldest records."
+    )
+
+
+class Record(BaseModel):
+    """A stored record with every field (as stored: a tampered row is shown as it is)."""
+
+    record_id: str
+    seq: int
+    session_id: str
+    kind: str
+    content: str
+    task_id: str | None
+    agent_id: str | None
+    created_at: str
+    prev_hash: str
+    hash: str
+
+
+class RecordPage(BaseModel):
+    """One page of records."""
+
+    records: list[Record] = Field(description="Oldest first (ascending seq).")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page.")
+
+
+class VerifyArgs(Arguments):
+    """Arguments of audit_verify_chain: the scope to check (default: the whole chain)."""
+
+    session_id: SessionIdIn | None = Field(
+        default=None, description="Check only this session's records (and its seal when it is sealed)."
+    )
+    from_seq: StrictInt | None = Field(default=None, ge=1, description="First seq to check (default 1).")
+    to_seq: StrictInt | None = Field(default=None, ge=1, description="Last seq to check (default: the end).")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.from_seq is not None and self.to_seq is not None and self.from_seq > self.to_seq:
+            raise ValueError(f"from_seq ({self.from_seq}) must not be greater than to_seq ({self.to_seq})")
+        return self
+
+
+class ChainBreak(BaseModel):
+    """The first place where the stored chain stops matching its hashes."""
+
+    seq: int = Field(description="Where the chain breaks.")
+    reason: BreakReason = Field(
+        description="seq_gap: a record is missing; hash_mismatch: a record's stored fields or hash were "
+        "altered; prev_link_mismatch: the record does not link to the stored record before it."
+    )
+    expected: str | int | None = Field(description="What the chain requires at this point.")
+    found: str | int | None = Field(description="What is stored (null: nothing).")
+
+
+class SealStatus(BaseModel):
+    """A sealed session's stored root beside the root recomputed now."""
+
+    session_id: str
+    sealed_root: Hash
+    computed_root: Hash = Field(description="Merkle root over the session's stored record hashes now.")
+    sealed_leaf_count: int
+    computed_leaf_count: int
+    valid: bool
+
+
+class Verification(BaseModel):
+    """The outcome of audit_verify_chain."""
+
+    valid: bool = Field(description="True when no break was found and the seal (if checked) matches.")
+    checked: int = Field(ge=0, description="Records checked.")
+    head_hash: Hash | None = Field(description="Stored hash of the last record checked; null if none.")
+    first_break: ChainBreak | None
+    seal: SealStatus | None = Field(
+        description="With a session_id of a sealed session (and no seq range): its stored root beside "
+        "the root recomputed from its records; null otherwise."
+    )

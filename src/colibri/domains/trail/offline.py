@@ -1,0 +1,136 @@
+"""`colibri verify`: check a database file offline, read-only — the chain and every seal.
+
+Exit codes: 0 everything verifies, 1 any break (chain or seal), 2 the file cannot be used.
+The summary goes to stdout; a progress bar goes to stderr when it is a terminal and the
+file is large.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Never
+
+from tqdm import tqdm
+
+from colibri.domains.proofs.repository import sealed_sessions
+from colibri.domains.proofs.seals import compare
+from colibri.domains.trail import parallel
+from colibri.domains.trail.repository import read_head_or_genesis
+from colibri.domains.trail.scan import Break, scan_range
+from colibri.domains.trail.verify import Report, check_anchor, read_snapshot, verify
+from colibri.errors import DomainError, StorageError
+
+EXIT_VALID, EXIT_BROKEN, EXIT_UNUSABLE = 0, 1, 2
+WHOLE_CHAIN = "whole chain and every sealed session"
+PROGRESS_MIN = 50_000  # records; smaller files finish before a bar would help
+_TABLES = ("thought_records", "trail_head", "audit_sessions", "session_seals")
+
+
+def run_verify(db_path: str, session_id: str | None) -> int:
+    """Verify `db_path` (the whole chain and every seal, or one session); print; return the exit code."""
+    path = Path(db_path)
+    started = time.perf_counter()
+    try:
+        conn = _open(path)
+    except StorageError as exc:
+        print(f"colibri verify: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        if session_id is None:
+            report, scope = _verify_all(conn, path), WHOLE_CHAIN
+        else:
+            report, scope = verify(conn, session_id=session_id), f"session {session_id}"
+    except DomainError:  # the only one verify raises: SESSION_NOT_FOUND
+        print(
+            f"colibri verify: {path} has no audit session {session_id!r}; leave out --session to check "
+            "the whole chain and every sealed session",
+            file=sys.stderr,
+        )
+        return EXIT_UNUSABLE
+    except sqlite3.DatabaseError as exc:
+        print(f"colibri verify: cannot read {path}: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    finally:
+        conn.close()
+    _print_summary(path, scope, report, time.perf_counter() - started)
+    return EXIT_VALID if report.valid else EXIT_BROKEN
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    if not path.is_file():
+        raise StorageError(f"{path} does not exist or is not a file; pass the database with --db PATH")
+    try:
+        conn = parallel.open_readonly(path)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open {path} read-only ({exc})") from exc
+    try:
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StorageError(f"{path} is not a readable SQLite database ({exc})") from exc
+    missing = [name for name in _TABLES if name not in names]
+    if missing:
+        conn.close()
+        raise StorageError(
+            f"{path} is not a Colibri database, or one never migrated (missing tables: "
+            f"{', '.join(missing)}); open it once with `colibri serve` in FULL mode"
+        )
+    return conn
+
+
+def _verify_all(conn: sqlite3.Connection, path: Path) -> Report:
+    """Whole chain up to the anchor, plus the Merkle root of every sealed session, in one pass."""
+    with read_snapshot(conn):
+        head = read_head_or_genesis(conn)
+        seals = sealed_sessions(conn)
+        workers = parallel.worker_count(head.seq)
+        with _progress_bar(head.seq) as bar:
+
+            def advance(records: int) -> None:
+                bar.update(records)
+
+            if workers > 1:
+                result = parallel.scan_parallel(path, (1, head.seq), seals, workers=workers, progress=advance)
+            else:
+                result = scan_range(conn, 1, head.seq, track=seals, progress=advance)
+        check_anchor(conn, head, result)
+    checks = [compare(session_id, seal, result.leaves[session_id]) for session_id, seal in seals.items()]
+    return Report.of(result, checks)
+
+
+def _progress_bar(total: int) -> tqdm[Never]:
+    quiet = total < PROGRESS_MIN or not sys.stderr.isatty()
+    return tqdm(total=total, unit="rec", unit_scale=True, file=sys.stderr, disable=quiet, desc="verifying")
+
+
+def _print_summary(path: Path, scope: str, report: Report, seconds: float) -> None:
+    rate = f", {report.checked / seconds:,.0f} records/s" if seconds > 0 and report.checked else ""
+    sealed_bad = [seal for seal in report.seals if not seal.valid]
+    head_label = "chain head:" if scope == WHOLE_CHAIN else "session head:"
+    lines = [
+        f"database:         {path} (opened read-only)",
+        f"scope:            {scope}",
+        f"records checked:  {report.checked:,} in {seconds:.2f} s{rate}",
+        f"{head_label:<18}{report.head_hash or '(no records)'}",
+        f"sessions checked: {len(report.seals)} sealed root(s) recomputed, {len(sealed_bad)} mismatch(es)",
+        f"first break:      {_describe(report.first_break)}",
+    ]
+    if report.breaks > 1:
+        lines.append(f"breaks found:     {report.breaks}")
+    lines += [
+        f"seal mismatch:    session {seal.session_id}: sealed root {seal.sealed_root} over "
+        f"{seal.sealed_leaf_count} leaves, recomputed {seal.computed_root} over {seal.computed_leaf_count}"
+        for seal in sealed_bad
+    ]
+    verdict = "VALID" if report.valid else "BROKEN — the records no longer match their hashes or seals"
+    lines.append(f"result:           {verdict}")
+    print("\n".join(lines))
+
+
+def _describe(brk: Break | None) -> str:
+    if brk is None:
+        return "none"
+    return f"seq {brk.seq}: {brk.reason} (expected {brk.expected}, found {brk.found})"

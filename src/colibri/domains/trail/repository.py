@@ -1,0 +1,102 @@
+"""SQL of the decision trail: the chain's anchor, appends and filtered pages of records."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from colibri.domains.trail.canonical import GENESIS_HASH
+
+_COLUMNS = "record_id, seq, session_id, kind, content, task_id, agent_id, created_at, prev_hash, hash"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """One thought record with every stored field."""
+
+    record_id: str
+    seq: int
+    session_id: str
+    kind: str
+    content: str
+    task_id: str | None
+    agent_id: str | None
+    created_at: str
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The chain's anchor: seq and hash of the last record (0 and the genesis hash when empty)."""
+
+    seq: int
+    hash: str
+
+
+def read_head(conn: sqlite3.Connection) -> Head:
+    """The anchor, for appending; its absence means the file was edited outside Colibri."""
+    row = conn.execute("SELECT seq, hash FROM trail_head WHERE id = 1").fetchone()
+    if row is None:
+        raise RuntimeError(
+            "the chain anchor (table trail_head) has no row, so the database was altered outside "
+            "Colibri; check it with `colibri verify`"
+        )
+    return Head(seq=int(row[0]), hash=str(row[1]))
+
+
+def read_head_or_genesis(conn: sqlite3.Connection) -> Head:
+    """For verification: a missing anchor reads as an empty chain, so every record is reported."""
+    row = conn.execute("SELECT seq, CAST(hash AS BLOB) FROM trail_head WHERE id = 1").fetchone()
+    if row is None:
+        return Head(seq=0, hash=GENESIS_HASH)
+    return Head(seq=int(row[0]), hash=bytes(row[1]).decode("utf-8", "replace"))
+
+
+def append(conn: sqlite3.Connection, record: StoredRecord) -> None:
+    """Insert the record and move the anchor to it (the caller holds the write transaction)."""
+    conn.execute(
+        "INSERT INTO thought_records"
+        " (seq, session_id, kind, content, task_id, agent_id, created_at, prev_hash, hash)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.seq,
+            record.session_id,
+            record.kind,
+            record.content,
+            record.task_id,
+            record.agent_id,
+            record.created_at,
+            record.prev_hash,
+            record.hash,
+        ),
+    )
+    conn.execute("UPDATE trail_head SET seq = ?, hash = ? WHERE id = 1", (record.seq, record.hash))
+
+
+def task_exists(conn: sqlite3.Connection, task_id: str) -> bool:
+    """True when the task pipeline's table holds this id."""
+    return conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is not None
+
+
+def list_records(
+    conn: sqlite3.Connection,
+    *,
+    session_id: str | None,
+    task_id: str | None,
+    kind: str | None,
+    after_seq: int,
+    limit: int,
+) -> list[StoredRecord]:
+    """Up to `limit` records after `after_seq`, oldest first, matching every filter given."""
+    clauses: list[str] = ["seq > ?"]
+    params: list[object] = [after_seq]
+    for column, value in (("session_id", session_id), ("task_id", task_id), ("kind", kind)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM thought_records WHERE {' AND '.join(clauses)} ORDER BY seq LIMIT ?",
+        (*params, limit),
+    )
+    return [StoredRecord(*row) for row in rows]
