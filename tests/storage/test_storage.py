@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,28 @@ def test_open_errors_become_storage_errors(tmp_path: Path) -> None:
     (tmp_path / "junk.db").write_bytes(b"junk" * 1000)
     with pytest.raises(StorageError, match="not a database"):
         Database.open(tmp_path / "junk.db")
+
+
+def _wal_size_after_bursts(path: Path, *, background: bool) -> int:
+    database = Database.open(path)
+    try:
+        database.execute("PRAGMA wal_autocheckpoint = 0")
+        if background:
+            database.checkpoint_in_background(interval_s=0.02)
+        database.execute("CREATE TABLE t (v TEXT)")
+        for burst in range(8):
+            for i in range(200):
+                database.execute("INSERT INTO t VALUES (?)", (f"burst {burst} row {i} " * 10,))
+            time.sleep(0.15)  # idle time in which the background thread checkpoints
+        return path.with_name(path.name + "-wal").stat().st_size
+    finally:
+        database.close()
+
+
+def test_background_checkpoints_keep_the_wal_from_growing(tmp_path: Path) -> None:
+    # Without automatic or background checkpoints every frame stays in the WAL; with the
+    # background thread the WAL is copied back between bursts and restarts from its start.
+    unbounded = _wal_size_after_bursts(tmp_path / "none.db", background=False)
+    bounded = _wal_size_after_bursts(tmp_path / "bg.db", background=True)
+    assert bounded * 3 < unbounded, (bounded, unbounded)
+    assert not (tmp_path / "bg.db-wal").exists(), "closing still checkpoints and removes the WAL"

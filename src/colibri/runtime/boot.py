@@ -35,6 +35,7 @@ def open_runtime_database(config: Config, migrations: Sequence[Migration]) -> Da
             swept = mark_interrupted(db)
             if swept:
                 log.warning("marked %d call(s) left running by a previous process as interrupted", swept)
+            db.checkpoint_in_background()
     except BaseException:
         db.close()
         raise

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from colibri.errors import StorageError
+from colibri.storage.checkpointer import INTERVAL_S as CHECKPOINT_INTERVAL_S
+from colibri.storage.checkpointer import Checkpointer
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -25,6 +27,7 @@ class Database:
         self.path = path
         self.readonly = readonly
         self._depth = 0
+        self._checkpointer: Checkpointer | None = None
 
     def __repr__(self) -> str:
         return f"Database({str(self.path)!r}, readonly={self.readonly})"
@@ -88,6 +91,14 @@ class Database:
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, params)
 
+    def checkpoint_in_background(self, interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
+        """Move WAL checkpoints off this connection's commits (see storage/checkpointer.py)."""
+        if self.readonly or self._checkpointer is not None:
+            return
+        self.conn.execute("PRAGMA wal_autocheckpoint = 0")
+        self._checkpointer = Checkpointer(self.path, interval_s)
+        self._checkpointer.start()
+
     def user_table_count(self) -> int:
         row = self.conn.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
@@ -95,4 +106,7 @@ class Database:
         return int(row[0])
 
     def close(self) -> None:
-        self.conn.close()
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
+        self.conn.close()  # the last connection to close checkpoints the WAL and removes it
