@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,10 @@ class Database:
         self._depth -= 1
         self.conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
 
+    def snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
+        """Several reads that see one consistent state of the file; see `snapshot`."""
+        return snapshot(self.conn)
+
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, params)
 
@@ -110,3 +114,19 @@ class Database:
             self._checkpointer.stop()
             self._checkpointer = None
         self.conn.close()  # the last connection to close checkpoints the WAL and removes it
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One deferred read transaction around several queries, so they all see the same state
+    even while another process writes. It takes no write lock, so it works on a read-only
+    file; inside a transaction already open, that transaction is the snapshot."""
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN DEFERRED")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")

@@ -13,11 +13,11 @@ from tests.domains.tasks.helpers import create
 
 def test_read_snapshot_is_one_transaction_and_joins_an_open_one(fresh_db: Database) -> None:
     create(fresh_db)
-    with repository.read_snapshot(fresh_db) as conn:
+    with fresh_db.snapshot() as conn:
         assert conn.in_transaction
         assert repository.get_task(conn, "T-1") is not None
     assert not fresh_db.conn.in_transaction
-    with fresh_db.atomic(), repository.read_snapshot(fresh_db) as conn:
+    with fresh_db.atomic(), fresh_db.snapshot() as conn:
         conn.execute("UPDATE tasks SET title = 'inside' WHERE id = 'T-1'")
     task = repository.get_task(fresh_db.conn, "T-1")
     assert task is not None and task.title == "inside"
@@ -27,7 +27,7 @@ def test_read_snapshot_does_not_see_a_write_committed_meanwhile(fresh_db: Databa
     create(fresh_db, "before")
     other = Database.open(fresh_db.path)
     try:
-        with repository.read_snapshot(fresh_db) as conn:
+        with fresh_db.snapshot() as conn:
             assert repository.statuses_of(conn, ["T-1"]) == {"T-1": "todo"}
             other.execute("UPDATE tasks SET status = 'blocked' WHERE id = 'T-1'")
             assert repository.statuses_of(conn, ["T-1"]) == {"T-1": "todo"}
@@ -40,7 +40,7 @@ def test_read_snapshot_works_on_a_read_only_file(fresh_db: Database) -> None:
     create(fresh_db)
     readonly = Database.open(fresh_db.path, readonly=True)
     try:
-        with repository.read_snapshot(readonly) as conn:
+        with readonly.snapshot() as conn:
             assert repository.get_task(conn, "T-1") is not None
     finally:
         readonly.close()

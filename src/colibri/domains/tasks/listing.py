@@ -17,7 +17,7 @@ def list_tasks(db: Database, args: ListTasksArgs) -> TaskPage:
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
     # The number is the creation order and never changes, so pages neither repeat nor skip a task.
     sql = f"{repository.select_sql()}{where} ORDER BY number LIMIT ?"
-    with repository.read_snapshot(db) as conn:
+    with db.snapshot() as conn:
         rows = conn.execute(sql, (*params, args.limit + 1)).fetchall()
         more = len(rows) > args.limit
         rows = rows[: args.limit]

@@ -43,7 +43,7 @@ class _Backlog:
 
 
 def next_actions(db: Database, limit: int) -> NextActions:
-    with repository.read_snapshot(db) as conn:
+    with db.snapshot() as conn:
         return _next_actions(conn, limit)
 
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 from colibri.domains.tasks.models import FieldChange, HistoryEntry, Task
-from colibri.storage import Database
 
 # The columns task_update may change; `depends_on` lives in its own table.
 COLUMNS = ("title", "description", "status", "priority", "assignee", "tags")
@@ -21,22 +19,6 @@ _SELECT = (
 )
 # SQLite's default limit on bound parameters is far above this; chunks keep IN lists short.
 _CHUNK = 500
-
-
-@contextmanager
-def read_snapshot(db: Database) -> Iterator[sqlite3.Connection]:
-    """Several reads that see one consistent state of the file, even while another process
-    writes. A deferred transaction takes no write lock, so it also works on a read-only file."""
-    conn = db.conn
-    if conn.in_transaction:  # already inside the caller's transaction: that is the snapshot
-        yield conn
-        return
-    conn.execute("BEGIN DEFERRED")
-    try:
-        yield conn
-    finally:
-        if conn.in_transaction:
-            conn.execute("COMMIT")
 
 
 def task_id_for(number: int) -> str:

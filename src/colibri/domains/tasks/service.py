@@ -89,7 +89,7 @@ def update_task(db: Database, args: UpdateTaskArgs) -> Task:
 
 def get_task_detail(db: Database, task_id: str) -> TaskDetail:
     """The task, every change it went through and the ids of the tasks that depend on it."""
-    with repository.read_snapshot(db) as conn:
+    with db.snapshot() as conn:
         task = repository.get_task(conn, task_id)
         if task is None:
             raise errors.not_found(task_id)

@@ -20,8 +20,9 @@ from colibri.domains.proofs.seals import compare
 from colibri.domains.trail import parallel
 from colibri.domains.trail.repository import read_head_or_genesis
 from colibri.domains.trail.scan import Break, scan_range
-from colibri.domains.trail.verify import Report, check_anchor, read_snapshot, verify
+from colibri.domains.trail.verify import Report, check_anchor, verify
 from colibri.errors import DomainError, StorageError
+from colibri.storage.database import snapshot
 
 EXIT_VALID, EXIT_BROKEN, EXIT_UNUSABLE = 0, 1, 2
 WHOLE_CHAIN = "whole chain and every sealed session"
@@ -83,7 +84,7 @@ def _open(path: Path) -> sqlite3.Connection:
 
 def _verify_all(conn: sqlite3.Connection, path: Path) -> Report:
     """Whole chain up to the anchor, plus the Merkle root of every sealed session, in one pass."""
-    with read_snapshot(conn):
+    with snapshot(conn):
         head = read_head_or_genesis(conn)
         seals = sealed_sessions(conn)
         workers = parallel.worker_count(head.seq)

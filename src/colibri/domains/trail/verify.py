@@ -9,8 +9,6 @@ concurrent writer appends meanwhile are simply not in scope.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from colibri.domains.proofs.seals import SealCheck, check_seal
@@ -26,6 +24,7 @@ from colibri.domains.trail.scan import (
     scan_range,
     scan_session,
 )
+from colibri.storage.database import snapshot
 
 LAST_SEQ = 2**63 - 1  # SQLite's largest integer: "no upper bound"
 
@@ -49,19 +48,6 @@ class Report:
         return cls(result.checked, result.last_hash, result.first_break, result.breaks, seals or [])
 
 
-@contextmanager
-def read_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """One read transaction around several queries, so they all see the same chain."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.execute("ROLLBACK")  # nothing was written; this only ends the snapshot
-
-
 def verify(
     conn: sqlite3.Connection,
     *,
@@ -74,7 +60,7 @@ def verify(
 
     A sealed session checked without a seq range also has its Merkle root recomputed.
     """
-    with read_snapshot(conn):
+    with snapshot(conn):
         if session_id is not None:
             return _verify_session(conn, session_id, from_seq, to_seq)
         head = read_head_or_genesis(conn)
