@@ -1,0 +1,284 @@
+"""One downstream server: its connection (restarted with backoff), its checks, its health.
+
+`run()` is the supervisor: connect, check on schedule until the connection ends, wait out the
+backoff, connect again. A connection that ends is reported at once (the transport's read stream
+closing), so the server leaves routing before the next call arrives. Real calls go through
+`call()`, whose outcome counts with the checks' outcomes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from itertools import count
+from typing import Any
+
+import anyio
+import mcp_types as types
+
+from colibri.switchboard.checks import Checked, CheckKind, CheckRecord, run_check
+from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.errors import ConnectFailed, ConnectionLost, DownstreamError, NotSent, PeerError
+from colibri.switchboard.schedule import Timeline, plan, restart_delay
+from colibri.switchboard.states import Clock, Evidence, HealthMachine, Signal, State, Ticket, Transition
+from colibri.switchboard.transport import Connector, DownstreamSession, Hooks
+
+log = logging.getLogger("colibri.switchboard")
+
+CONNECT_TIMEOUT_S = 10.0
+
+
+@dataclass(slots=True)
+class Counters:
+    """Totals since the switchboard started."""
+
+    calls: int = 0
+    call_failures: int = 0
+    checks: int = 0
+    check_failures: int = 0
+    connects: int = 0
+    connect_failures: int = 0
+
+    @property
+    def restarts(self) -> int:
+        return max(0, self.connects - 1)
+
+
+class Downstream:
+    """A supervised connection to one downstream and everything known about its health."""
+
+    def __init__(self, spec: ServerSpec, connector: Connector, clock: Clock) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.machine = HealthMachine(spec.name, spec.health, clock)
+        self.machine.subscribe(self._on_transition)
+        self.session: DownstreamSession | None = None
+        self.tools: dict[str, types.Tool] = {}
+        self.checks: dict[CheckKind, CheckRecord] = {}
+        self.counters = Counters()
+        self.settled = anyio.Event()
+        self._connector = connector
+        self._clock = clock
+        self._timeline = Timeline()
+        self._wake = anyio.Event()
+        self._tokens = count(1)
+        self._live_token = 0
+        self._watch_scope: anyio.CancelScope | None = None
+        self._listeners: list[Callable[[], None]] = []
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call `listener()` whenever the state or the tool list of this downstream changes."""
+        self._listeners.append(listener)
+
+    # --- real calls ------------------------------------------------------------------------------
+
+    async def call(self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """Send one routed call; its outcome is evidence about this server's health."""
+        session = self.session
+        reported = False
+        try:
+            if session is None:
+                raise NotSent("not connected")
+            self.counters.calls += 1
+            try:
+                result = await session.call_tool(tool, arguments, self.spec.health.call_timeout_s)
+            except NotSent:
+                raise
+            except PeerError as exc:
+                reported = True
+                self._call_outcome(ticket, tool, exc if exc.blames_server else None)
+                raise
+            except DownstreamError as exc:
+                reported = True
+                self._call_outcome(ticket, tool, exc)
+                raise
+            reported = True
+            self._call_outcome(ticket, tool, None)
+            return result
+        finally:
+            if not reported:
+                self.machine.release(ticket)
+
+    def _call_outcome(self, ticket: Ticket, tool: str, error: DownstreamError | None) -> None:
+        log.debug("%s: call %s: %s", self.name, tool, "ok" if error is None else error.message)
+        if error is None:
+            self.machine.report(ticket, Evidence(Signal.PASS, detail=f"call {tool}"))
+            return
+        self.counters.call_failures += 1
+        log.info("%s: call %s failed: %s", self.name, tool, error.message)
+        self.machine.report(ticket, Evidence(Signal.FAIL, error.kind, f"call {tool}: {error.message}"))
+        self._want_capability()
+
+    # --- the supervisor --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Connect, watch, reconnect with backoff; runs until cancelled."""
+        policy = self.spec.health
+        attempt = 0
+        while True:
+            await self._wait_for_probe()
+            ticket = self.machine.probe_ticket() if self.machine.state is State.QUARANTINE else None
+            started = self._clock()
+            token = next(self._tokens)
+            hooks = Hooks(closed=partial(self._lost, token), tools_changed=self._tools_changed)
+            try:
+                async with self._connector(
+                    self.spec, hooks, max(CONNECT_TIMEOUT_S, policy.check_timeout_s)
+                ) as s:
+                    await self._watch(token, s)
+            except ConnectFailed as exc:
+                self._connect_failed(ticket, exc)
+            except ConnectionLost as exc:
+                self._lost(token, exc.message)
+            finally:
+                self._live_token = 0
+                self.session = None
+            # A connection that stayed up longer than the longest backoff starts the doubling afresh.
+            lived = self._clock() - started
+            attempt = 1 if lived >= policy.restart_backoff_max_s else attempt + 1
+            delay = restart_delay(attempt, policy)
+            log.info("%s: reconnecting in %.2f s", self.name, delay)
+            await anyio.sleep(delay)
+
+    async def _wait_for_probe(self) -> None:
+        while self.machine.state is State.QUARANTINE and not self.machine.probe_due():
+            await self._sleep_or_wake(self.machine.cooldown_left())
+
+    async def _watch(self, token: int, session: DownstreamSession) -> None:
+        self.counters.connects += 1
+        self.session = session
+        self._live_token = token
+        log.info(
+            "%s: connected (protocol %s, server %s)", self.name, session.protocol_version, session.server_name
+        )
+        if session.is_closed:
+            self._lost(token, "the connection closed during the handshake")
+            return
+        try:
+            async with anyio.create_task_group() as tasks:
+                self._watch_scope = tasks.cancel_scope
+                tasks.start_soon(self._check_forever, session)
+                await session.wait_closed()
+                tasks.cancel_scope.cancel()
+        finally:
+            self._watch_scope = None
+
+    def _lost(self, token: int, reason: str) -> None:
+        if token != self._live_token:
+            return
+        self._live_token = 0
+        self.session = None
+        if self._watch_scope is not None:
+            # No check may run, or report, against the connection that just ended.
+            self._watch_scope.cancel()
+        log.warning("%s: %s", self.name, reason)
+        self.machine.report(None, Evidence(Signal.LOST, "lost connection", reason))
+
+    def _connect_failed(self, ticket: Ticket | None, error: ConnectFailed) -> None:
+        self.counters.connect_failures += 1
+        log.warning("%s: %s", self.name, error.message)
+        self.machine.report(ticket, Evidence(Signal.FAIL, error.kind, error.message))
+        self.settled.set()
+
+    # --- checks ----------------------------------------------------------------------------------
+
+    async def _check_forever(self, session: DownstreamSession) -> None:
+        policy = self.spec.health
+        has_deep = self.spec.deep is not None
+        while True:
+            step = plan(
+                self.machine.state,
+                self._clock(),
+                timeline=self._timeline,
+                policy=policy,
+                has_deep=has_deep,
+                cooldown_left=self.machine.cooldown_left(),
+            )
+            if step.wait > 0:
+                await self._sleep_or_wake(step.wait)
+            elif step.round:
+                await self._round(session, step.kinds)
+            else:
+                for kind in step.kinds:
+                    await self._single(session, kind)
+
+    async def _single(self, session: DownstreamSession, kind: CheckKind) -> None:
+        ticket = self.machine.check_ticket()
+        if kind is CheckKind.CAPABILITY:
+            self._timeline.capability_wanted = False
+        checked = await self._check(session, kind)
+        if ticket is not None:
+            self.machine.report(ticket, checked.record.evidence)
+        if not checked.record.ok and kind is not CheckKind.CAPABILITY:
+            self._want_capability()
+
+    async def _round(self, session: DownstreamSession, kinds: tuple[CheckKind, ...]) -> None:
+        """Every kind in turn, stopping at the first that does not pass; one verdict."""
+        if self.machine.state is State.QUARANTINE:
+            if not self.machine.probe_due():
+                return
+            ticket: Ticket | None = self.machine.probe_ticket()
+        else:
+            ticket = self.machine.check_ticket()
+        self._timeline.last_round = self._clock()
+        if ticket is None:  # a real call holds the trial slot of PROBATION
+            return
+        verdict = Evidence(Signal.PASS, detail=", ".join(kinds))
+        for kind in kinds:
+            checked = await self._check(session, kind)
+            if not checked.record.ok:
+                verdict = checked.record.evidence
+                break
+        self._timeline.last_round = self._clock()
+        self.machine.report(ticket, verdict)
+        self.settled.set()
+
+    async def _check(self, session: DownstreamSession, kind: CheckKind) -> Checked:
+        checked = await run_check(kind, session, self.spec.health.check_timeout_s, self.spec.deep)
+        self._timeline.last[kind] = self._clock()
+        self.checks[kind] = checked.record
+        self.counters.checks += 1
+        if not checked.record.ok:
+            self.counters.check_failures += 1
+            log.info("%s: %s", self.name, checked.record.evidence.describe())
+        elif checked.tools is not None:
+            self._set_tools(checked.tools)
+        return checked
+
+    def _set_tools(self, tools: list[types.Tool]) -> None:
+        listed = {tool.name: tool for tool in tools}
+        if listed != self.tools:
+            self.tools = listed
+            self._notify()
+
+    def _tools_changed(self) -> None:
+        self._timeline.last.pop(CheckKind.READINESS, None)
+        self._wake.set()
+
+    def _want_capability(self) -> None:
+        if self.spec.deep is not None:
+            self._timeline.capability_wanted = True
+            self._wake.set()
+
+    async def _sleep_or_wake(self, seconds: float) -> None:
+        with anyio.move_on_after(seconds):
+            await self._wake.wait()
+        if self._wake.is_set():
+            self._wake = anyio.Event()
+
+    # --- listeners -------------------------------------------------------------------------------
+
+    def _on_transition(self, transition: Transition) -> None:
+        level = logging.INFO if transition.target in (State.HEALTHY, State.STARTING) else logging.WARNING
+        log.log(level, "%s: %s -> %s: %s", self.name, transition.source, transition.target, transition.reason)
+        self._timeline.entered = transition.at
+        if transition.target is State.HEALTHY:
+            self._timeline.checked_all(transition.at)
+        self._wake.set()
+        self._notify()
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            listener()

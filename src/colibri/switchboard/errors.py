@@ -1,0 +1,108 @@
+"""Errors of the switchboard, and the Pattern A codes its own refusals carry.
+
+SwitchboardError
+├── ConfigError           the config file is unusable (exit 2, names the JSON path)
+├── IllegalTransition     a state-machine move the table does not allow
+└── DownstreamError       talking to one downstream went wrong (converted at the SDK edge)
+    ├── ConnectFailed     the process or connection could not be started or handshaken
+    ├── NotSent           the request never left: no connection, or it was already closed
+    ├── CallTimedOut      no answer within the timeout after the request was sent
+    ├── ConnectionLost    the connection ended while the request was in flight
+    ├── MalformedResult   the answer does not parse as a result, or breaks the tool's output schema
+    └── PeerError         the downstream answered with a JSON-RPC error (passed through unchanged)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
+UNKNOWN_TOOL = "UNKNOWN_TOOL"
+UPSTREAM_TIMEOUT = "UPSTREAM_TIMEOUT"
+UPSTREAM_ERROR = "UPSTREAM_ERROR"
+HANDLER_ERROR = "HANDLER_ERROR"
+
+# JSON-RPC codes that blame the request, not the server: answering them proves the server is alive.
+CLIENT_FAULT_CODES = frozenset({-32700, -32600, -32601, -32602})
+
+
+class SwitchboardError(Exception):
+    """Base of every error the switchboard raises on purpose."""
+
+
+class ConfigError(SwitchboardError):
+    """The config file is unusable; `path` is the JSON path of the problem."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+class IllegalTransition(SwitchboardError):
+    """The state machine was asked for a move its table does not hold."""
+
+    def __init__(self, state: str, action: str, legal: list[str]) -> None:
+        super().__init__(
+            f"cannot {action} in state {state}; legal in {state}: {', '.join(legal) or 'nothing'}"
+        )
+
+
+class DownstreamError(SwitchboardError):
+    """Talking to a downstream failed; `sent` says whether the request may have reached it."""
+
+    sent = True
+    kind = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConnectFailed(DownstreamError):
+    """The process or connection could not be started or completed its handshake."""
+
+    sent = False
+    kind = "failed connection"
+
+
+class NotSent(DownstreamError):
+    """The request never left: there was no open connection."""
+
+    sent = False
+    kind = "lost connection"
+
+
+class CallTimedOut(DownstreamError):
+    """The request was sent and no answer came within the timeout."""
+
+    kind = "timeout"
+
+
+class ConnectionLost(DownstreamError):
+    """The connection ended while the request was in flight."""
+
+    kind = "lost connection"
+
+
+class MalformedResult(DownstreamError):
+    """The answer is not a valid result, or its structured content breaks the tool's output schema."""
+
+    kind = "malformed result"
+
+
+class PeerError(DownstreamError):
+    """The downstream answered with a JSON-RPC error; it is passed through unchanged."""
+
+    kind = "error"
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"JSON-RPC error {code}: {message}")
+        self.code = code
+        self.rpc_message = message
+        self.data = data
+
+    @property
+    def blames_server(self) -> bool:
+        """Whether the error says the server failed (not that the request was wrong)."""
+        return self.code not in CLIENT_FAULT_CODES

@@ -1,0 +1,187 @@
+"""JSON-RPC over pipes, read and written on the event loop: one message per line, no thread hops.
+
+The SDK's stdio transports move every line through worker threads or relay tasks and memory
+streams: portable, and right for regular files, but a gateway pays for them twice on every call
+(switchboard p50 was 2.7x direct with them, the target is 1.5x). Here:
+
+- `stdio_streams()` serves on our own stdin/stdout when both are pipes or sockets, and falls back
+  to the SDK's `stdio_server` otherwise;
+- `ProcessTransport` starts a downstream server (POSIX) and talks to it over its pipes, with the
+  shutdown the MCP spec describes: close its stdin, wait, then terminate and kill its process group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import stat
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextvars import ContextVar
+from types import TracebackType
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import StdioServerParameters
+from mcp.client.stdio import get_default_environment
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+LINE_LIMIT = 64 * 1024 * 1024
+
+# Set in the sending task when a message could not be written: the peer never got that request.
+# The SDK reports a failed write and a connection lost mid-call alike; this tells them apart.
+WRITE_FAILED: ContextVar[bool] = ContextVar("colibri_switchboard_write_failed", default=False)
+
+
+def stdio_streams() -> AbstractAsyncContextManager[tuple[Any, Any]]:
+    """(read stream, write stream) over stdin/stdout for `Server.run`."""
+    if _pollable(sys.stdin.fileno()) and _pollable(sys.stdout.fileno()):
+        return _pipe_streams()
+    return stdio_server()
+
+
+def _pollable(descriptor: int) -> bool:
+    mode = os.fstat(descriptor).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@asynccontextmanager
+async def _pipe_streams() -> AsyncIterator[tuple[LineReader, LineWriter]]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    write_transport, write_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+    try:
+        yield LineReader(reader, read_transport), LineWriter(writer)
+    finally:
+        read_transport.close()
+        writer.close()
+
+
+class LineReader:
+    """Reads one JSON-RPC message per line; a line that does not parse is handed on as the error."""
+
+    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.ReadTransport | None = None) -> None:
+        self._reader = reader
+        self._transport = transport
+
+    async def receive(self) -> SessionMessage | Exception:
+        line = b""
+        while not line.strip():
+            line = await self._reader.readline()
+            if not line:
+                raise anyio.EndOfStream
+        try:
+            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        except ValueError as exc:
+            return exc
+
+    def __aiter__(self) -> LineReader:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    async def __aenter__(self) -> LineReader:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class LineWriter:
+    """Writes one JSON-RPC message per line, waiting only when the pipe pushes back."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self._closed = False
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if self._closed or self._writer.is_closing():
+            WRITE_FAILED.set(True)
+            raise anyio.ClosedResourceError
+        data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        self._writer.write(data.encode() + b"\n")
+        try:
+            await self._writer.drain()
+        except ConnectionError as exc:
+            WRITE_FAILED.set(True)
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> LineWriter:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class ProcessTransport:
+    """An MCP `Transport`: a downstream server process and its stdin/stdout pipes (POSIX)."""
+
+    STOP_WAIT_S = 2.0
+
+    def __init__(self, params: StdioServerParameters) -> None:
+        self._params = params
+        self._process: asyncio.subprocess.Process | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    async def __aenter__(self) -> tuple[LineReader, LineWriter]:
+        params = self._params
+        self._process = process = await asyncio.create_subprocess_exec(
+            params.command,
+            *params.args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=get_default_environment() | (params.env or {}),
+            cwd=params.cwd,
+            start_new_session=True,
+            limit=LINE_LIMIT,
+        )
+        assert process.stdout is not None and process.stdin is not None
+        return LineReader(process.stdout), LineWriter(process.stdin)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        process = self._process
+        if process is None:
+            return
+        with anyio.CancelScope(shield=True):
+            await self._stop(process)
+
+    async def _stop(self, process: asyncio.subprocess.Process) -> None:
+        """Close stdin and wait; then SIGTERM, then SIGKILL, to the whole process group."""
+        assert process.stdin is not None
+        process.stdin.close()
+        for signum in (None, signal.SIGTERM, signal.SIGKILL):
+            if signum is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signum)
+            with anyio.move_on_after(self.STOP_WAIT_S):
+                await process.wait()
+                return

@@ -1,0 +1,178 @@
+"""Which tools the switchboard lists, and where each call goes (SPEC §7, Tools and Degradation).
+
+- `server.tool` names a tool of one downstream; it is listed, and routed, only while that server is
+  routable (HEALTHY, or PROBATION with its one trial slot free).
+- A capability of `fallbacks` is listed once under its own name and goes to the first entry of its
+  chain that can take it. The next entry is tried only when the call never reached the previous
+  one, or when it may have acted but the tool is marked idempotent for that server.
+- Nothing can serve → `SERVICE_UNAVAILABLE` at once, naming the tool and every reason.
+- Downstream results, and downstream JSON-RPC errors, go back unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from colibri.switchboard import envelopes
+from colibri.switchboard.config import STATUS_TOOL, Target
+from colibri.switchboard.downstream import Downstream
+from colibri.switchboard.errors import (
+    SERVICE_UNAVAILABLE,
+    UNKNOWN_TOOL,
+    UPSTREAM_ERROR,
+    UPSTREAM_TIMEOUT,
+    CallTimedOut,
+    DownstreamError,
+    PeerError,
+)
+
+STATUS = types.Tool(
+    name=STATUS_TOOL,
+    description=(
+        "Health of every downstream server behind this switchboard: state (STARTING, HEALTHY, "
+        "UNHEALTHY, QUARANTINE, PROBATION), last liveness/readiness/capability checks, failure "
+        "counts, cooldown left and recent transitions with their reasons. Call it when a tool is "
+        "missing from tools/list or a call returned SERVICE_UNAVAILABLE."
+    ),
+    input_schema={"type": "object", "properties": {}},
+    annotations=types.ToolAnnotations(read_only_hint=True),
+)
+
+
+class Router:
+    """Lists the routable tools and routes each call; owns no state beyond the downstreams'."""
+
+    def __init__(
+        self,
+        downstreams: Mapping[str, Downstream],
+        fallbacks: Mapping[str, tuple[Target, ...]],
+        status: Callable[[], dict[str, Any]],
+    ) -> None:
+        self._downstreams = downstreams
+        self._fallbacks = fallbacks
+        self._status = status
+
+    def tools(self) -> list[types.Tool]:
+        """What tools/list shows now."""
+        listed = [STATUS]
+        for downstream in self._downstreams.values():
+            if downstream.machine.routable:
+                listed.extend(
+                    tool.model_copy(update={"name": f"{downstream.name}.{tool.name}"})
+                    for tool in downstream.tools.values()
+                )
+        for capability, chain in self._fallbacks.items():
+            tool = self._first_listed(chain)
+            if tool is not None:
+                routes = ", ".join(str(target) for target in chain)
+                description = f"{tool.description or ''} (served by the first healthy of: {routes})".strip()
+                listed.append(tool.model_copy(update={"name": capability, "description": description}))
+        return listed
+
+    def _first_listed(self, chain: tuple[Target, ...]) -> types.Tool | None:
+        for target in chain:
+            downstream = self._downstreams[target.server]
+            if downstream.machine.routable and target.tool in downstream.tools:
+                return downstream.tools[target.tool]
+        return None
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """Route one call. Raises `MCPError` only to pass a downstream's JSON-RPC error through."""
+        if name == STATUS_TOOL:
+            return envelopes.success(self._status())
+        chain = self._chain(name)
+        unknown = self._unknown(name, chain)
+        if unknown is not None:
+            return unknown
+        assert chain is not None
+        reasons: list[dict[str, str]] = []
+        for index, target in enumerate(chain):
+            downstream = self._downstreams[target.server]
+            if self._lacks(target):
+                reasons.append(
+                    _reason(target, f"{target.server} does not offer a tool named {target.tool!r}")
+                )
+                continue
+            ticket = downstream.machine.admit()
+            if ticket is None:
+                reasons.append(_reason(target, downstream.machine.why_not()))
+                continue
+            try:
+                return await downstream.call(ticket, target.tool, arguments)
+            except PeerError as exc:
+                raise MCPError(exc.code, exc.rpc_message, exc.data) from None
+            except DownstreamError as exc:
+                rest = chain[index + 1 :]
+                if exc.sent and not (rest and target.tool in downstream.spec.idempotent):
+                    return _upstream_error(name, target, exc, rest)
+                # It never reached the server, or repeating it is harmless: on to the next entry.
+                done = "retried, it is idempotent" if exc.sent else "it never reached the server"
+                reasons.append(_reason(target, f"{target} failed ({exc.message}); {done}"))
+        return envelopes.error(
+            SERVICE_UNAVAILABLE,
+            f"{name} is unavailable: {'; '.join(reason['reason'] for reason in reasons)}. "
+            f"Try again later or call {STATUS_TOOL} for details",
+            tool=name,
+            reasons=reasons,
+        )
+
+    def _unknown(self, name: str, chain: tuple[Target, ...] | None) -> types.CallToolResult | None:
+        """UNKNOWN_TOOL for a name that is neither a capability nor a tool a known server lists."""
+        if chain is None:
+            return envelopes.error(
+                UNKNOWN_TOOL,
+                f"unknown tool {name!r}; call tools/list for the tools offered now (a server's tools are "
+                f"listed as server.tool while it is healthy) or {STATUS_TOOL} to see every server",
+                tool=name,
+            )
+        if name in self._fallbacks or not self._lacks(chain[0]):
+            return None
+        offered = ", ".join(sorted(self._downstreams[chain[0].server].tools))
+        return envelopes.error(
+            UNKNOWN_TOOL,
+            f"unknown tool {name!r}: {chain[0].server} offers {offered}; call tools/list for the tools "
+            "offered now",
+            tool=name,
+        )
+
+    def _lacks(self, target: Target) -> bool:
+        """Whether the server's last tools/list (if it ever answered one) lacks the tool."""
+        tools = self._downstreams[target.server].tools
+        return bool(tools) and target.tool not in tools
+
+    def _chain(self, name: str) -> tuple[Target, ...] | None:
+        if name in self._fallbacks:
+            return self._fallbacks[name]
+        server, dot, tool = name.partition(".")
+        if dot and tool and server in self._downstreams:
+            return (Target(server, tool),)
+        return None
+
+
+def _upstream_error(
+    name: str, target: Target, exc: DownstreamError, rest: tuple[Target, ...]
+) -> types.CallToolResult:
+    timed_out = isinstance(exc, CallTimedOut)
+    what = "did not answer in time" if timed_out else "failed after the request was sent"
+    message = f"{target} {what} ({exc.message}); it may have acted"
+    if rest:
+        message += (
+            f", so the call was not repeated on {', '.join(str(t) for t in rest)}: "
+            f"{target.tool!r} is not marked idempotent for {target.server} in the config"
+        )
+    return envelopes.error(
+        UPSTREAM_TIMEOUT if timed_out else UPSTREAM_ERROR,
+        message,
+        tool=name,
+        server=target.server,
+        repeated=False,
+        failure=exc.kind,
+    )
+
+
+def _reason(target: Target, reason: str) -> dict[str, str]:
+    return {"target": str(target), "reason": reason}

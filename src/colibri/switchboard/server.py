@@ -1,0 +1,191 @@
+"""The MCP face of the switchboard: the SDK's low-level `Server`, over stdio or Streamable HTTP.
+
+tools/list_changed reaches handshake-era clients as a notification on their connection and
+2026-era clients through `subscriptions/listen` (the SDK's listen handler and subscription bus).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from colibri import __version__
+from colibri.switchboard import envelopes
+from colibri.switchboard.errors import HANDLER_ERROR
+from colibri.switchboard.gateway import Switchboard
+from colibri.switchboard.pipes import stdio_streams
+
+log = logging.getLogger("colibri.switchboard")
+
+SERVER_NAME = "colibri-switchboard"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SHUTDOWN_GRACE_S = 10.0
+
+
+class Peers:
+    """Handshake-era connections seen so far, the ones tools/list_changed is sent to (bounded)."""
+
+    LIMIT = 256
+
+    def __init__(self) -> None:
+        self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
+
+    def remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.method == "initialize":
+            return
+        headers = getattr(ctx.request, "headers", None)
+        key = str(headers.get("mcp-session-id")) if headers is not None else "stdio"
+        self._sessions[key] = ctx.session
+        self._sessions.move_to_end(key)
+        while len(self._sessions) > self.LIMIT:
+            self._sessions.popitem(last=False)
+
+    async def notify(self) -> None:
+        for key, session in list(self._sessions.items()):
+            try:
+                await session.send_tool_list_changed()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._sessions.pop(key, None)
+
+
+def build_server(board: Switchboard) -> Server[Any]:
+    """The low-level server whose tools are the switchboard's."""
+    bus = InMemorySubscriptionBus()
+    peers = Peers()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=board.tools())
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            return await board.call(params.name, params.arguments)
+        except MCPError:
+            raise
+        except Exception as exc:
+            log.exception("switchboard failed routing %s", params.name)
+            return envelopes.error(HANDLER_ERROR, f"the switchboard failed: {exc}", tool=params.name)
+
+    async def remember_peer(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        peers.remember(ctx)
+        return await call_next(ctx)
+
+    async def tools_changed() -> None:
+        await bus.publish(ToolsListChanged())
+        await peers.notify()
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=(
+            "A health-aware gateway: each downstream server's tools are listed as server.tool while "
+            "that server is healthy; switchboard_status explains what is missing and why."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
+    # Replaces the SDK default (an OpenTelemetry span per message, a no-op without an exporter).
+    server.middleware = [remember_peer]
+    board.on_tools_changed(tools_changed)
+    return server
+
+
+async def serve_stdio(board: Switchboard) -> None:
+    """Serve on stdin/stdout until stdin closes or a signal arrives."""
+    server = build_server(board)
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    board_scope = anyio.CancelScope()
+    board_done = anyio.Event()
+
+    async def run_board(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        with board_scope:
+            await board.run(task_status=task_status)
+        board_done.set()
+
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(run_board)
+        tasks.start_soon(_exit_on_signal, board_scope, board_done)
+        async with stdio_streams() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, options)
+        log.info("stdin closed; stopping the downstreams")
+        tasks.cancel_scope.cancel()
+
+
+async def serve_http(board: Switchboard, host: str, port: int) -> None:
+    """Serve Streamable HTTP at http://HOST:PORT/mcp until SIGINT or SIGTERM."""
+    server = build_server(board)
+    app = server.streamable_http_app(host=host, transport_security=_security(host))
+    web = _web_server(app, host, port)
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(board.run)
+        tasks.start_soon(_stop_web_on_signal, web)
+        log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
+        await web.serve()
+        log.info("HTTP server stopped; stopping the downstreams")
+        tasks.cancel_scope.cancel()
+
+
+def _web_server(app: Any, host: str, port: int) -> Any:
+    import uvicorn
+
+    class Web(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # Signals are ours (`_stop_web_on_signal`): uvicorn would re-raise them after its
+            # shutdown and kill the process before the downstreams are closed.
+            yield
+
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
+    return Web(config)
+
+
+async def _stop_web_on_signal(web: Any) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("received %s: stopping", signal.Signals(signum).name)
+            web.should_exit = True
+
+
+def _security(host: str) -> TransportSecuritySettings | None:
+    """Loopback: the SDK's own DNS-rebinding settings. Elsewhere: protection on, for that host."""
+    if host in LOOPBACK:
+        return None
+    shown = f"[{host}]" if ":" in host else host
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{shown}:*"],
+        allowed_origins=[f"http://{shown}:*", f"https://{shown}:*"],
+    )
+
+
+async def _exit_on_signal(board_scope: anyio.CancelScope, board_done: anyio.Event) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("received %s: stopping the downstreams", signal.Signals(signum).name)
+            break
+    board_scope.cancel()
+    with anyio.move_on_after(SHUTDOWN_GRACE_S):
+        await board_done.wait()
+    sys.stderr.flush()
+    # The SDK's stdin reader sits in a thread blocked on read(); it cannot be cancelled.
+    os._exit(0)

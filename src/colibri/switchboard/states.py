@@ -1,0 +1,323 @@
+"""The health state machine of one downstream (SPEC §7). `TABLE` is the one place that decides moves.
+
+    STARTING --pass--> HEALTHY                 STARTING --fail--> UNHEALTHY --pass--> PROBATION
+    HEALTHY --N consecutive failures--> QUARANTINE (circuit open, reason recorded)
+    QUARANTINE --cooldown elapsed + probe passes--> PROBATION
+    QUARANTINE --probe fails--> QUARANTINE with the cooldown doubled (capped)
+    PROBATION --its one trial succeeds--> HEALTHY
+    PROBATION --trial fails or connection lost--> QUARANTINE with the cooldown doubled (capped)
+    any --indeterminate--> UNHEALTHY           a lost connection --> STARTING (it is restarted),
+                                               or QUARANTINE once it completes N consecutive failures
+
+Time comes from an injected monotonic clock, so every move is testable without sleeping. Evidence
+gathered under an older generation (a call sent before the last transition) no longer decides
+anything: it describes a state the server has already left.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from colibri.clock import utc_now
+from colibri.switchboard.config import HealthPolicy
+from colibri.switchboard.errors import IllegalTransition
+
+Clock = Callable[[], float]
+HISTORY_SIZE = 50
+
+
+class State(StrEnum):
+    STARTING = "STARTING"
+    HEALTHY = "HEALTHY"
+    UNHEALTHY = "UNHEALTHY"
+    QUARANTINE = "QUARANTINE"
+    PROBATION = "PROBATION"
+
+
+ROUTABLE = frozenset({State.HEALTHY, State.PROBATION})
+
+
+class Signal(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    INDETERMINATE = "indeterminate"
+    LOST = "lost"
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What one check, call or connection event showed; `kind` names a failure ("timeout", ...)."""
+
+    signal: Signal
+    kind: str = ""
+    detail: str = ""
+
+    def describe(self) -> str:
+        return f"{self.kind}: {self.detail}" if self.kind and self.detail else self.detail or self.kind
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One recorded move, with its reason."""
+
+    at: float
+    wall: str
+    source: State
+    target: State
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """Permission for one request; `trial` marks the single request a PROBATION server admits."""
+
+    generation: int
+    trial: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    target: State
+    reason: str
+
+
+Rule = Callable[["HealthMachine", Evidence], Move | None]
+Listener = Callable[[Transition], None]
+
+
+class HealthMachine:
+    """State, failure streak, cooldown and trial slot of one downstream."""
+
+    def __init__(self, name: str, policy: HealthPolicy, clock: Clock, history: int = HISTORY_SIZE) -> None:
+        self.name = name
+        self.policy = policy
+        self._clock = clock
+        self.state = State.STARTING
+        self.generation = 0
+        self.failures = 0
+        self.cooldown_s = policy.cooldown_s
+        self.last_failure: Evidence | None = None
+        self.history: deque[Transition] = deque(maxlen=history)
+        self._streak: deque[str] = deque(maxlen=policy.failures_to_quarantine)
+        self._opened_at = 0.0
+        self._open_reason = ""
+        self._reason = "not checked yet"
+        self._trial_in_flight = False
+        self._listeners: list[Listener] = []
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    @property
+    def routable(self) -> bool:
+        return self.state in ROUTABLE
+
+    @property
+    def trial_in_flight(self) -> bool:
+        return self._trial_in_flight
+
+    def cooldown_left(self) -> float:
+        if self.state is not State.QUARANTINE:
+            return 0.0
+        return max(0.0, self._opened_at + self.cooldown_s - self._clock())
+
+    def probe_due(self) -> bool:
+        return self.state is State.QUARANTINE and self.cooldown_left() == 0.0
+
+    def why_not(self) -> str:
+        """Why a call cannot be routed here now (empty when it can)."""
+        if self.state is State.HEALTHY or (self.state is State.PROBATION and not self._trial_in_flight):
+            return ""
+        if self.state is State.PROBATION:
+            return f"{self.name} on probation: its one trial request is in flight"
+        if self.state is State.QUARANTINE:
+            return (
+                f"{self.name} quarantined: {self._open_reason} (next probe in {self.cooldown_left():.1f} s)"
+            )
+        if self.state is State.UNHEALTHY:
+            return f"{self.name} unhealthy: {self._reason}"
+        return f"{self.name} is starting: {self._reason}"
+
+    # --- admission -------------------------------------------------------------------------------
+
+    def admit(self) -> Ticket | None:
+        """A ticket for one routed call, or None when this server must not get it (see `why_not`)."""
+        if self.state is State.HEALTHY:
+            return Ticket(self.generation)
+        if self.state is State.PROBATION and not self._trial_in_flight:
+            self._trial_in_flight = True
+            return Ticket(self.generation, trial=True)
+        return None
+
+    def check_ticket(self) -> Ticket | None:
+        """A ticket for a health check; in PROBATION a check is a trial and needs the free slot."""
+        if self.state is State.PROBATION:
+            return self.admit()
+        return Ticket(self.generation)
+
+    def probe_ticket(self) -> Ticket:
+        """The ticket for the probe that may end a QUARANTINE whose cooldown has elapsed."""
+        if not self.probe_due():
+            raise IllegalTransition(
+                self.state, "probe", ["probe after the cooldown"] if self.state is State.QUARANTINE else []
+            )
+        return Ticket(self.generation)
+
+    # --- evidence --------------------------------------------------------------------------------
+
+    def report(self, ticket: Ticket | None, evidence: Evidence) -> Transition | None:
+        """Apply evidence; `ticket` None means it is about the present (a connection event)."""
+        if ticket is not None:
+            if ticket.generation != self.generation:
+                return None
+            self.release(ticket)
+        if evidence.signal is not Signal.PASS:
+            self.last_failure = evidence
+        move = TABLE[(self.state, evidence.signal)](self, evidence)
+        return None if move is None else self._enter(move)
+
+    def release(self, ticket: Ticket) -> None:
+        """Give back a ticket whose request never left; a stale one holds nothing any more."""
+        if ticket.trial and ticket.generation == self.generation:
+            self._trial_in_flight = False
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    # --- effects used by the rules ---------------------------------------------------------------
+
+    def _enter(self, move: Move) -> Transition:
+        transition = Transition(self._clock(), utc_now(), self.state, move.target, move.reason)
+        self.state = move.target
+        self.generation += 1
+        self._trial_in_flight = False
+        self._reason = move.reason
+        if move.target is State.HEALTHY:
+            self._clear_streak()
+            self.cooldown_s = self.policy.cooldown_s
+        elif move.target is State.QUARANTINE:
+            self._clear_streak()
+            self._opened_at = transition.at
+        self.history.append(transition)
+        for listener in self._listeners:
+            listener(transition)
+        return transition
+
+    def _count(self, evidence: Evidence) -> bool:
+        """Add a failure to the streak; True when the streak reaches the quarantine threshold."""
+        self.failures += 1
+        self._streak.append(evidence.kind or "failure")
+        return self.failures >= self.policy.failures_to_quarantine
+
+    def _clear_streak(self) -> None:
+        self.failures = 0
+        self._streak.clear()
+
+    def _streak_reason(self) -> str:
+        kinds = list(self._streak)
+        if kinds and all(kind == kinds[0] for kind in kinds):
+            return f"{self.failures} consecutive {kinds[0]}s"
+        return f"{self.failures} consecutive failures ({', '.join(kinds)})"
+
+    def _open(self) -> Move:
+        self._open_reason = self._streak_reason()
+        return Move(State.QUARANTINE, self._open_reason)
+
+    def _lengthen_cooldown(self) -> None:
+        self.cooldown_s = min(self.cooldown_s * 2, self.policy.cooldown_max_s)
+
+
+# --- the rules ---------------------------------------------------------------------------------------
+
+
+def _checks_passed(m: HealthMachine, e: Evidence) -> Move:
+    return Move(State.HEALTHY, f"checks passed{_suffix(e)}")
+
+
+def _start_failed(m: HealthMachine, e: Evidence) -> Move:
+    m._count(e)
+    return Move(State.UNHEALTHY, f"start-up failed: {e.describe()}")
+
+
+def _indeterminate(m: HealthMachine, e: Evidence) -> Move:
+    return Move(State.UNHEALTHY, f"indeterminate: {e.describe()}")
+
+
+def _lost(m: HealthMachine, e: Evidence) -> Move:
+    if m._count(e):
+        return m._open()
+    return Move(State.STARTING, f"{e.describe()}; restarting")
+
+
+def _still_healthy(m: HealthMachine, e: Evidence) -> None:
+    m._clear_streak()
+
+
+def _failure_while_healthy(m: HealthMachine, e: Evidence) -> Move | None:
+    return m._open() if m._count(e) else None
+
+
+def _still_unhealthy(m: HealthMachine, e: Evidence) -> None:
+    m._count(e)
+
+
+def _retry_passed(m: HealthMachine, e: Evidence) -> Move:
+    return Move(State.PROBATION, f"retry passed{_suffix(e)}; admitting one trial request")
+
+
+def _probe_passed(m: HealthMachine, e: Evidence) -> Move | None:
+    if m.cooldown_left() > 0:
+        return None
+    return Move(
+        State.PROBATION, f"cooldown elapsed and probe passed{_suffix(e)}; admitting one trial request"
+    )
+
+
+def _probe_failed(m: HealthMachine, e: Evidence) -> Move:
+    m._lengthen_cooldown()
+    return Move(State.QUARANTINE, f"probe failed: {e.describe()}; cooldown extended to {m.cooldown_s:g} s")
+
+
+def _quarantine_holds(m: HealthMachine, e: Evidence) -> None:
+    return None
+
+
+def _trial_passed(m: HealthMachine, e: Evidence) -> Move:
+    return Move(State.HEALTHY, f"trial request succeeded{_suffix(e)}")
+
+
+def _trial_failed(m: HealthMachine, e: Evidence) -> Move:
+    m._lengthen_cooldown()
+    m._open_reason = f"trial request failed ({e.describe()})"
+    return Move(State.QUARANTINE, f"{m._open_reason}; cooldown {m.cooldown_s:g} s")
+
+
+def _suffix(e: Evidence) -> str:
+    return f" ({e.detail})" if e.detail else ""
+
+
+S, G = State, Signal
+TABLE: dict[tuple[State, Signal], Rule] = {
+    (S.STARTING, G.PASS): _checks_passed,
+    (S.STARTING, G.FAIL): _start_failed,
+    (S.STARTING, G.INDETERMINATE): _indeterminate,
+    (S.STARTING, G.LOST): _lost,
+    (S.HEALTHY, G.PASS): _still_healthy,
+    (S.HEALTHY, G.FAIL): _failure_while_healthy,
+    (S.HEALTHY, G.INDETERMINATE): _indeterminate,
+    (S.HEALTHY, G.LOST): _lost,
+    (S.UNHEALTHY, G.PASS): _retry_passed,
+    (S.UNHEALTHY, G.FAIL): _still_unhealthy,
+    (S.UNHEALTHY, G.INDETERMINATE): _still_unhealthy,
+    (S.UNHEALTHY, G.LOST): _lost,
+    (S.QUARANTINE, G.PASS): _probe_passed,
+    (S.QUARANTINE, G.FAIL): _probe_failed,
+    (S.QUARANTINE, G.INDETERMINATE): _indeterminate,
+    (S.QUARANTINE, G.LOST): _quarantine_holds,
+    (S.PROBATION, G.PASS): _trial_passed,
+    (S.PROBATION, G.FAIL): _trial_failed,
+    (S.PROBATION, G.INDETERMINATE): _indeterminate,
+    (S.PROBATION, G.LOST): _trial_failed,
+}

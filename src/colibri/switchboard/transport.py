@@ -1,0 +1,297 @@
+"""The SDK edge: one open `mcp.Client` per downstream, and the one place its errors become ours.
+
+`open_session` is the default `Connector`: it starts a stdio server (`pipes.ProcessTransport`) or
+opens a Streamable HTTP connection (the SDK's client transport), negotiates the protocol era with
+`mode="auto"`, and yields a `DownstreamSession`. The transport's read stream is watched, so a process
+that dies is known the moment its stdout closes, not at the next call or check.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import math
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.session import IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.errors import (
+    CallTimedOut,
+    ConnectFailed,
+    ConnectionLost,
+    MalformedResult,
+    NotSent,
+    PeerError,
+)
+from colibri.switchboard.pipes import WRITE_FAILED, ProcessTransport
+
+log = logging.getLogger("colibri.switchboard")
+
+# The SDK imports these on the first result whose structured content it checks against an output
+# schema; importing them with the switchboard keeps that cost off the first routed call.
+importlib.import_module("jsonschema")
+importlib.import_module("referencing")
+
+LIST_PAGE_CAP = 100
+SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+
+
+@dataclass(frozen=True, slots=True)
+class Hooks:
+    """What the connection tells its owner: it closed, or the server's tool list changed."""
+
+    closed: Callable[[str], None]
+    tools_changed: Callable[[], None]
+
+
+class DownstreamSession(Protocol):
+    """An open connection to one downstream, as the switchboard uses it."""
+
+    @property
+    def server_name(self) -> str | None: ...
+
+    @property
+    def protocol_version(self) -> str: ...
+
+    @property
+    def is_closed(self) -> bool: ...
+
+    async def wait_closed(self) -> None: ...
+
+    async def ping(self, timeout: float) -> None: ...
+
+    async def list_tools(self, timeout: float) -> list[types.Tool]: ...
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, timeout: float
+    ) -> types.CallToolResult: ...
+
+
+Connector = Callable[[ServerSpec, Hooks, float], AbstractAsyncContextManager[DownstreamSession]]
+
+
+@asynccontextmanager
+async def open_session(spec: ServerSpec, hooks: Hooks, connect_timeout: float) -> AsyncIterator[SdkSession]:
+    """Connect to `spec` (handshake bounded by `connect_timeout`) and keep the connection open."""
+    closed = anyio.Event()
+
+    def on_eof(reason: str) -> None:
+        if not closed.is_set():
+            closed.set()
+            hooks.closed(reason)
+
+    async def on_message(message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            hooks.tools_changed()
+
+    transport = _WatchedTransport(spec, on_eof)
+    client = Client(transport, mode="auto", cache=None, message_handler=on_message)
+    connected = False
+    with anyio.CancelScope(deadline=anyio.current_time() + connect_timeout) as scope:
+        try:
+            async with client:
+                connected = True
+                scope.deadline = math.inf
+                yield SdkSession(client, closed)
+        except Exception as exc:
+            if not connected:
+                raise ConnectFailed(_describe_connect_error(spec, exc)) from exc
+            # The transport's own tasks failed (an HTTP server that went away, say).
+            log.debug("%s: transport failed", spec.name, exc_info=True)
+            raise ConnectionLost(f"the transport failed: {_describe_failure(exc)}") from exc
+    if not connected:
+        raise ConnectFailed(f"no handshake within {connect_timeout:g} s")
+
+
+class SdkSession:
+    """`DownstreamSession` over an entered `mcp.Client`."""
+
+    def __init__(self, client: Client, closed: anyio.Event) -> None:
+        self._client = client
+        self._closed = closed
+
+    @property
+    def server_name(self) -> str | None:
+        info = self._client.server_info
+        return None if info is None else info.name
+
+    @property
+    def protocol_version(self) -> str:
+        return self._client.protocol_version
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    async def ping(self, timeout: float) -> None:
+        """An MCP ping; `server/discover` on the 2026 era, which has no ping."""
+        session = self._client.session
+        with self._converted(timeout):
+            if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await session.send_discover(self.protocol_version)
+            else:
+                await session.send_ping()
+
+    async def list_tools(self, timeout: float) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        with self._converted(timeout):
+            for _ in range(LIST_PAGE_CAP):
+                page = await self._client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+        return tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, timeout: float
+    ) -> types.CallToolResult:
+        with self._converted(timeout):
+            result = await self._client.session.call_tool(name, arguments)
+        if not isinstance(result, types.CallToolResult):
+            raise MalformedResult(f"expected a tools/call result, got {type(result).__name__}")
+        if result.meta and SERVER_INFO_META in result.meta:
+            # The 2026 era stamps the answering server's identity; the switchboard stamps its own.
+            meta = {key: value for key, value in result.meta.items() if key != SERVER_INFO_META}
+            result = result.model_copy(update={"meta": meta or None})
+        return result
+
+    @contextmanager
+    def _converted(self, timeout: float) -> Iterator[None]:
+        """Run one request under `timeout`, turning SDK and transport errors into ours."""
+        if self._closed.is_set():
+            raise NotSent("the connection is closed")
+        unwritten = WRITE_FAILED.set(False)
+        try:
+            with anyio.fail_after(timeout):
+                yield
+        except TimeoutError:
+            raise CallTimedOut(f"no answer within {timeout:g} s") from None
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED and WRITE_FAILED.get():
+                raise NotSent("the connection closed before the request could be written") from exc
+            if exc.code == CONNECTION_CLOSED:
+                raise ConnectionLost("the connection closed before the answer came") from exc
+            if exc.code == REQUEST_TIMEOUT:
+                raise CallTimedOut(exc.error.message) from exc
+            raise PeerError(exc.code, exc.error.message, exc.error.data) from exc
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise ConnectionLost("the connection broke while sending") from exc
+        except ValidationError as exc:
+            raise MalformedResult(f"the answer is not a valid result: {_first_line(str(exc))}") from exc
+        except RuntimeError as exc:
+            # The SDK raises RuntimeError when structured content breaks the tool's output schema.
+            raise MalformedResult(_first_line(str(exc))) from exc
+        finally:
+            WRITE_FAILED.reset(unwritten)
+
+
+class _WatchedTransport:
+    """The SDK transport for `spec`, with a read stream that reports its own end."""
+
+    def __init__(self, spec: ServerSpec, on_eof: Callable[[str], None]) -> None:
+        self._on_eof = on_eof
+        if spec.url is not None:
+            self._inner: AbstractAsyncContextManager[Any] = streamable_http_client(spec.url)
+            self._eof_reason = "the connection closed"
+        else:
+            assert spec.command is not None
+            params = StdioServerParameters(
+                command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
+            )
+            self._inner = ProcessTransport(params)
+            self._eof_reason = "the process exited (its stdout closed)"
+
+    async def __aenter__(self) -> tuple[_WatchedReadStream, Any]:
+        read_stream, write_stream = await self._inner.__aenter__()
+        return _WatchedReadStream(read_stream, lambda: self._on_eof(self._eof_reason)), write_stream
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._inner.__aexit__(exc_type, exc, tb)
+
+
+class _WatchedReadStream:
+    """Delegates to the transport's read stream and calls `on_end` once when it ends."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            item: SessionMessage | Exception = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._on_end()
+            raise
+        return item
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def _describe_connect_error(spec: ServerSpec, error: BaseException) -> str:
+    leaf = next(_leaves(error), error)
+    if isinstance(leaf, OSError):
+        return f"cannot start {spec.command or spec.url}: {leaf}"
+    if isinstance(leaf, MCPError):
+        return f"handshake failed: {leaf.error.message}"
+    return f"connection failed: {_describe_failure(leaf)}"
+
+
+def _describe_failure(error: BaseException) -> str:
+    leaf = next(_leaves(error), error)
+    text = str(leaf).strip()
+    return f"{type(leaf).__name__}: {_first_line(text)}" if text else type(leaf).__name__
+
+
+def _leaves(error: BaseException) -> Iterator[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield error
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "unknown error"

@@ -1,0 +1,187 @@
+"""A downstream MCP server that misbehaves on demand, for the switchboard tests.
+
+Run it as `python fault_server.py` (stdio) or `python fault_server.py --http HOST:PORT`.
+
+Environment:
+  FAULT_NAME     the server name (default "fault")
+  FAULT_MODE     how `work` behaves at start (default "answer")
+  FAULT_CONTROL  a JSON file {"mode": ..., "delay_s": ...}; when it exists it is re-read on every
+                 request and wins over FAULT_MODE, so a test can change the behaviour of a server
+                 the switchboard no longer routes to
+  FAULT_COUNT    a file that gets one line per `work` call received (it survives restarts)
+  FAULT_DELAY_S  the delay of the "slow" mode (default 0.5)
+
+Modes of `work`:
+  answer     structured {"echo", "server", "call"} and the same JSON as text
+  error      an isError result (the tool's own refusal, passed through unchanged)
+  fail       a JSON-RPC internal error
+  timeout    never answers `work` (everything else still answers)
+  hang       never answers anything, pings and tools/list included
+  crash      the process exits as soon as `work` arrives
+  flap       odd calls answer, even calls fail
+  malformed  structured content that breaks the tool's own output schema
+  slow       answers after FAULT_DELAY_S / delay_s seconds
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+NAME = os.environ.get("FAULT_NAME", "fault")
+MODES = ("answer", "error", "fail", "timeout", "hang", "crash", "flap", "malformed", "slow")
+WORK_OUTPUT = {
+    "type": "object",
+    "properties": {"echo": {}, "server": {"type": "string"}, "call": {"type": "integer"}},
+    "required": ["echo", "server", "call"],
+}
+TOOLS = [
+    types.Tool(
+        name="work",
+        description="Do some work: behaves as the current fault mode says.",
+        input_schema={"type": "object", "properties": {"value": {}}},
+        output_schema=WORK_OUTPUT,
+    ),
+    types.Tool(name="info", description="pid, calls received, mode.", input_schema={"type": "object"}),
+    types.Tool(
+        name="set_mode",
+        description="Switch the fault mode.",
+        input_schema={
+            "type": "object",
+            "properties": {"mode": {"enum": list(MODES)}, "delay_s": {"type": "number"}},
+            "required": ["mode"],
+        },
+    ),
+]
+
+
+class Faults:
+    """The current mode, from the control file when there is one, and the calls counted so far."""
+
+    def __init__(self) -> None:
+        self.mode = os.environ.get("FAULT_MODE", "answer")
+        self.delay_s = float(os.environ.get("FAULT_DELAY_S", "0.5"))
+        self.calls = 0
+        control = os.environ.get("FAULT_CONTROL")
+        count = os.environ.get("FAULT_COUNT")
+        self.control = Path(control) if control else None
+        self.count = Path(count) if count else None
+
+    def refresh(self) -> None:
+        if self.control is not None and self.control.exists():
+            settings = json.loads(self.control.read_text() or "{}")
+            self.mode = settings.get("mode", self.mode)
+            self.delay_s = float(settings.get("delay_s", self.delay_s))
+
+    def set(self, mode: str, delay_s: float | None) -> None:
+        self.mode = mode
+        if delay_s is not None:
+            self.delay_s = delay_s
+        if self.control is not None:
+            self.control.write_text(json.dumps({"mode": mode, "delay_s": self.delay_s}))
+
+    def received(self) -> int:
+        self.calls += 1
+        if self.count is not None:
+            descriptor = os.open(self.count, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            os.write(descriptor, f"{os.getpid()} {self.mode}\n".encode())
+            os.close(descriptor)
+        return self.calls
+
+
+FAULTS = Faults()
+CALL_NUMBER: ContextVar[int] = ContextVar("call_number", default=0)
+
+
+def answer(data: dict[str, Any], *, is_error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(data, sort_keys=True))],
+        structured_content=data,
+        is_error=is_error,
+    )
+
+
+async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS)
+
+
+async def call_tool(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    arguments = params.arguments or {}
+    if params.name == "info":
+        return answer({"pid": os.getpid(), "calls": FAULTS.calls, "mode": FAULTS.mode, "name": NAME})
+    if params.name == "set_mode":
+        FAULTS.set(str(arguments["mode"]), arguments.get("delay_s"))
+        return answer({"mode": FAULTS.mode})
+    if params.name != "work":
+        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+    return await work(arguments)
+
+
+async def work(arguments: dict[str, Any]) -> types.CallToolResult:
+    call = CALL_NUMBER.get()
+    mode = FAULTS.mode
+    if mode == "crash":
+        os._exit(3)
+    if mode == "timeout":
+        await anyio.sleep_forever()
+    if mode == "slow":
+        await anyio.sleep(FAULTS.delay_s)
+    if mode == "fail" or (mode == "flap" and call % 2 == 0):
+        raise MCPError(types.INTERNAL_ERROR, f"injected failure on call {call}")
+    if mode == "error":
+        return answer(
+            {"ok": False, "error": {"code": "ERR_INJECTED", "message": "the tool refused"}}, is_error=True
+        )
+    if mode == "malformed":
+        return answer({"echo": arguments, "server": 42})
+    return answer({"echo": arguments, "server": NAME, "call": call})
+
+
+async def count_and_hang(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Counts every `work` call as it arrives, before any fault can swallow it."""
+    FAULTS.refresh()
+    if ctx.method == "tools/call" and (ctx.params or {}).get("name") == "work":
+        CALL_NUMBER.set(FAULTS.received())
+    if FAULTS.mode == "hang" and ctx.method != "initialize":
+        await anyio.sleep_forever()
+    return await call_next(ctx)
+
+
+def build() -> Server[Any]:
+    server: Server[Any] = Server(NAME, version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware = [count_and_hang]
+    return server
+
+
+async def serve_stdio() -> None:
+    server = build()
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve_http(address: str) -> None:
+    import uvicorn
+
+    host, _, port = address.rpartition(":")
+    app = build().streamable_http_app(host=host)
+    uvicorn.run(app, host=host, port=int(port), log_level="warning")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        serve_http(sys.argv[2])
+    else:
+        anyio.run(serve_stdio)

@@ -1,0 +1,109 @@
+"""Streamable HTTP both ways: clients reach the switchboard over HTTP, and a downstream is given by url."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from tests.support import call, chain_error
+from tests.switchboard.helpers import (
+    FAULT_SERVER,
+    Downstreams,
+    free_port,
+    servers,
+    stop,
+    switchboard_command,
+    switchboard_env,
+    wait_for_port,
+    wait_for_state,
+    write_config,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def start_remote(downstreams: Downstreams, port: int) -> subprocess.Popen[bytes]:
+    """The fault server over Streamable HTTP on 127.0.0.1:port, as a separate process."""
+    env = {**switchboard_env(), **downstreams.fault("remote")["env"]}
+    return subprocess.Popen([sys.executable, str(FAULT_SERVER), "--http", f"127.0.0.1:{port}"], env=env)
+
+
+async def test_http_clients_and_an_http_downstream(tmp_path: Path) -> None:
+    downstreams = Downstreams(tmp_path)
+    remote_port, board_port = free_port(), free_port()
+    remote = start_remote(downstreams, remote_port)
+    board = None
+    try:
+        wait_for_port(remote_port, remote)
+        config = write_config(
+            tmp_path,
+            {"remote": {"url": f"http://127.0.0.1:{remote_port}/mcp"}, "local": downstreams.fault("local")},
+            fallbacks={"work": ["remote.work", "local.work"]},
+            health={"liveness_s": 0.2, "readiness_s": 1, "check_timeout_s": 0.5, "cooldown_s": 30},
+        )
+        board = subprocess.Popen(
+            switchboard_command(config, "--http", f"127.0.0.1:{board_port}"), env=switchboard_env()
+        )
+        wait_for_port(board_port, board)
+        url = f"http://127.0.0.1:{board_port}/mcp"
+
+        async with Client(url, mode="legacy") as client:
+            await wait_for_state(client, "remote", "HEALTHY")
+            await wait_for_state(client, "local", "HEALTHY")
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            remote_answer = await client.call_tool("remote.work", {"n": 1})
+            routed = await client.call_tool("work", {"n": 2})
+            remote_status = (await servers(client))["remote"]
+        async with Client(url, mode="auto") as modern:
+            modern_answer = await modern.call_tool("remote.work", {"n": 3})
+
+            stop(remote)
+            gone = await wait_for_state(modern, "remote", "STARTING", "UNHEALTHY", "QUARANTINE", timeout=10)
+            fallback = await modern.call_tool("work", {"n": 4})
+            refused = chain_error(await call(modern, "remote.work", {}))
+        rebinding = rebinding_attempt(url)
+        assert stop(board) == 0, "SIGTERM stops the HTTP switchboard cleanly"
+    finally:
+        stop(remote)
+        if board is not None:
+            stop(board)
+
+    assert {"remote.work", "local.work", "work", "switchboard_status"} <= names
+    assert remote_answer.structured_content == {"echo": {"n": 1}, "server": "remote", "call": 1}
+    assert routed.structured_content == {"echo": {"n": 2}, "server": "remote", "call": 2}
+    assert remote_status["transport"] == "http" and remote_status["server_name"] == "remote"
+    assert modern_answer.structured_content == {"echo": {"n": 3}, "server": "remote", "call": 3}
+    # A dead HTTP server surfaces as a failed transport (or failed checks): out of routing either way.
+    assert gone["routable"] is False
+    assert [t["to"] for t in gone["transitions"]][:1] == ["HEALTHY"] and len(gone["transitions"]) >= 2
+    assert fallback.structured_content == {"echo": {"n": 4}, "server": "local", "call": 1}
+    assert refused["code"] == "SERVICE_UNAVAILABLE"
+    assert refused["message"].startswith("remote.work is unavailable: remote ")
+    assert rebinding == (421, "Invalid Host header")
+
+
+def rebinding_attempt(url: str) -> tuple[int, str]:
+    """A request whose Host header names another site, as a DNS-rebinding page would send."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={
+            "Host": "evil.example:80",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
