@@ -16,8 +16,10 @@ from mcp import Client, StdioServerParameters
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 
 
-def echo_params() -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=[str(ECHO_SERVER)], env=dict(os.environ))
+def echo_params(*, pipes: bool = False) -> StdioServerParameters:
+    """The bare SDK echo server; `pipes=True` serves it on Colibri's stdio transport."""
+    args = [str(ECHO_SERVER), "--pipes"] if pipes else [str(ECHO_SERVER)]
+    return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
 
 
 def colibri_params(db_path: Path | None = None, **env: str) -> StdioServerParameters:

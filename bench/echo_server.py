@@ -1,7 +1,12 @@
-"""The baseline: a bare low-level SDK server with one `echo` tool; no chain, no database."""
+"""The baseline: a bare low-level SDK server with one `echo` tool; no chain, no database.
+
+`--pipes` serves it on Colibri's event-loop stdio transport instead of the SDK's, for a
+like-for-like comparison of what the chain and the database cost.
+"""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import anyio
@@ -9,6 +14,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+
+from colibri.pipes import stdio_streams
 
 ECHO = types.Tool(name="echo", description="Echo the arguments back.", input_schema={"type": "object"})
 
@@ -25,11 +32,12 @@ async def call_tool(
     )
 
 
-async def main() -> None:
+async def main(pipes: bool) -> None:
     server: Server[Any] = Server("echo", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
-    async with stdio_server() as (read, write):
+    streams = stdio_streams() if pipes else stdio_server()
+    async with streams as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    anyio.run(main, "--pipes" in sys.argv)

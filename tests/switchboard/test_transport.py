@@ -15,9 +15,9 @@ import pytest
 from mcp import StdioServerParameters
 from mcp.shared.message import SessionMessage
 
+from colibri.pipes import WRITE_FAILED, LineReader, LineWriter, ProcessTransport
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.errors import CallTimedOut, ConnectFailed, MalformedResult, NotSent, PeerError
-from colibri.switchboard.pipes import WRITE_FAILED, LineReader, LineWriter, ProcessTransport
 from colibri.switchboard.transport import Hooks, open_session
 from tests.switchboard.helpers import FAULT_SERVER, process_gone
 

@@ -18,9 +18,9 @@ import anyio
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 
 from colibri.chain.pipeline import Reply
+from colibri.pipes import stdio_streams
 from colibri.runtime.app import App
 from colibri.runtime.modes import TOOL_CLASSES, ToolClass
 from colibri.tools.spec import Tool
@@ -90,7 +90,7 @@ def build_server(app: App) -> Server[Any]:
 async def serve_stdio(app: App) -> None:
     """Phase 1: transport up at once; phase 2 runs beside it. Returns on stdin EOF."""
     server = build_server(app)
-    async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tasks:
+    async with stdio_streams() as (read_stream, write_stream), anyio.create_task_group() as tasks:
         tasks.start_soon(app.boot)
         tasks.start_soon(_stop_on_signal, app)
         await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -107,6 +107,6 @@ async def _stop_on_signal(app: App) -> None:
                 # Give the transport a moment to write the last response out.
                 await anyio.sleep(0.05)
             sys.stderr.flush()
-            # The SDK's stdin reader sits in a thread blocked on read(); it cannot be cancelled,
-            # so leave without joining it. Everything we own is closed at this point.
+            # Where stdin is not a pipe the SDK's reader sits in a thread blocked on read() that
+            # cannot be cancelled, so leave without joining it. Everything we own is closed.
             os._exit(0)

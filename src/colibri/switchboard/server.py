@@ -26,10 +26,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri import __version__
+from colibri.pipes import stdio_streams
 from colibri.switchboard import envelopes
 from colibri.switchboard.errors import HANDLER_ERROR
 from colibri.switchboard.gateway import Switchboard
-from colibri.switchboard.pipes import stdio_streams
 
 log = logging.getLogger("colibri.switchboard")
 

@@ -28,6 +28,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from colibri.pipes import WRITE_FAILED, ProcessTransport
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.errors import (
     CallTimedOut,
@@ -37,7 +38,6 @@ from colibri.switchboard.errors import (
     NotSent,
     PeerError,
 )
-from colibri.switchboard.pipes import WRITE_FAILED, ProcessTransport
 
 log = logging.getLogger("colibri.switchboard")
 
