@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import mcp_types as types
@@ -88,7 +88,23 @@ def _divert_standard_fds() -> Callable[[], None]:
     return restore
 
 
-class LineReader:
+class ReceiveIteration:
+    """`async for` over a stream whose `receive()` raises `anyio.EndOfStream` at the end."""
+
+    async def receive(self) -> SessionMessage | Exception:
+        raise NotImplementedError
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+
+class LineReader(ReceiveIteration):
     """Reads one JSON-RPC message per line; a line that does not parse is handed on as the error."""
 
     def __init__(self, reader: asyncio.StreamReader, transport: asyncio.ReadTransport | None = None) -> None:
@@ -105,15 +121,6 @@ class LineReader:
             return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
         except ValueError as exc:
             return exc
-
-    def __aiter__(self) -> LineReader:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
 
     async def aclose(self) -> None:
         if self._transport is not None:

@@ -17,16 +17,20 @@ from tests.raw import RawSession
 from tests.support import clean_env, query
 
 
-def test_invalid_mode_exits_2_naming_the_valid_modes(tmp_path: Path) -> None:
-    result = subprocess.run(
+def _serve(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "colibri", "serve"],
-        env=clean_env(tmp_path, COLIBRI_MODE="ADMIN"),
+        env=env,
         capture_output=True,
         text=True,
         timeout=30,
         stdin=subprocess.DEVNULL,
         check=False,
     )
+
+
+def test_invalid_mode_exits_2_naming_the_valid_modes(tmp_path: Path) -> None:
+    result = _serve(clean_env(tmp_path, COLIBRI_MODE="ADMIN"))
     assert result.returncode == 2
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
@@ -36,15 +40,7 @@ def test_invalid_mode_exits_2_naming_the_valid_modes(tmp_path: Path) -> None:
 
 
 def test_invalid_log_level_exits_2(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "colibri", "serve"],
-        env=clean_env(tmp_path, COLIBRI_LOG_LEVEL="chatty"),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    result = _serve(clean_env(tmp_path, COLIBRI_LOG_LEVEL="chatty"))
     assert result.returncode == 2
     assert "COLIBRI_LOG_LEVEL" in result.stderr and "debug" in result.stderr
 

@@ -28,7 +28,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from colibri.pipes import WRITE_FAILED, ProcessTransport
+from colibri.pipes import WRITE_FAILED, ProcessTransport, ReceiveIteration
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.errors import (
     CallTimedOut,
@@ -230,7 +230,7 @@ class _WatchedTransport:
         return await self._inner.__aexit__(exc_type, exc, tb)
 
 
-class _WatchedReadStream:
+class _WatchedReadStream(ReceiveIteration):
     """Delegates to the transport's read stream and calls `on_end` once when it ends."""
 
     def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
@@ -248,15 +248,6 @@ class _WatchedReadStream:
             self._on_end()
             raise
         return item
-
-    def __aiter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
 
     async def aclose(self) -> None:
         await self._inner.aclose()

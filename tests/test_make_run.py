@@ -1,0 +1,44 @@
+"""`make run` is the README's first command; an MCP client may launch it directly, so its
+stdout must be the JSON-RPC wire and nothing else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.support import clean_env
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUESTS = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "server_ping", "arguments": {}}},
+]
+
+
+def test_make_run_serves_json_rpc_only_on_stdout(tmp_path: Path) -> None:
+    stdin = "".join(json.dumps(request) + "\n" for request in REQUESTS)
+    result = subprocess.run(
+        ["make", "--no-print-directory", "run"],
+        cwd=ROOT,
+        input=stdin.encode(),
+        capture_output=True,
+        env=clean_env(tmp_path),
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    messages = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [message.get("id") for message in messages] == [1, 2]
+    assert messages[1]["result"]["structuredContent"]["ok"] is True
+    assert b"serving MCP on stdio" in result.stderr
