@@ -1,4 +1,6 @@
 # Two commands: `make run` sets up and serves; `make test` sets up and proves it works.
+# The recipes that `make run` depends on are silent on stdout (setup output goes to stderr),
+# so `make run` can itself be the command an MCP client launches: stdout is the JSON-RPC wire.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,20 +10,22 @@ RUN_STAMP := $(VENV)/.installed
 .PHONY: run test lint bench clean
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "creating $(VENV)" >&2
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/python -m pip install --quiet --upgrade pip >&2
 
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
-	touch $@
+	@echo "installing colibri into $(VENV)" >&2
+	@$(BIN)/python -m pip install --quiet -e . >&2
+	@touch $@
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(RUN_STAMP)
 
 run: $(RUN_STAMP)
-	mkdir -p data
-	$(BIN)/colibri serve
+	@mkdir -p data
+	@exec $(BIN)/colibri serve
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
