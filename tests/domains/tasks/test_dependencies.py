@@ -7,7 +7,7 @@ import pytest
 from colibri.domains.tasks import service
 from colibri.errors import DomainError
 from colibri.storage import Database
-from tests.domains.tasks.helpers import create, refusal, update
+from tests.domains.tasks.helpers import bring_to, create, refusal, update
 
 
 def test_unknown_dependencies_are_not_found_and_listed(fresh_db: Database) -> None:
@@ -96,3 +96,27 @@ def test_replacing_dependencies_drops_the_old_ones(fresh_db: Database) -> None:
     assert history[-1].changes == {"depends_on": {"from": [a, b], "to": [c]}}
     # Once a no longer leads to task, a may depend on task.
     assert update(fresh_db, a, depends_on=[task]).depends_on == [task]
+
+
+@pytest.mark.parametrize("status", ["in_progress", "review", "done"])
+def test_work_under_way_cannot_take_an_open_dependency(fresh_db: Database, status: str) -> None:
+    """Otherwise the in_progress rule could be sidestepped: start first, add the dependency after."""
+    task = create(fresh_db).id
+    bring_to(fresh_db, task, status)
+    blocker = create(fresh_db, "not started").id
+    error = refusal(fresh_db, task, depends_on=[blocker])
+    assert error.code == "ERR_DEPENDENCIES_OPEN"
+    assert error.details["open_dependencies"] == [{"id": blocker, "status": "todo"}]
+    assert f"cannot be {status}" in error.message and "remove them from depends_on" in error.message
+    assert service.get_task_detail(fresh_db, task).depends_on == []
+    finished = create(fresh_db, "finished").id
+    bring_to(fresh_db, finished, "done")
+    assert update(fresh_db, task, depends_on=[finished]).depends_on == [finished]
+
+
+@pytest.mark.parametrize("status", ["todo", "blocked", "cancelled"])
+def test_work_not_under_way_may_take_any_dependency(fresh_db: Database, status: str) -> None:
+    task = create(fresh_db).id
+    bring_to(fresh_db, task, status)
+    blocker = create(fresh_db, "not started").id
+    assert update(fresh_db, task, depends_on=[blocker]).depends_on == [blocker]

@@ -124,6 +124,10 @@ def test_expected_version_must_match(fresh_db: Database) -> None:
     assert (error.details["expected_version"], error.details["current_version"]) == (1, 2)
     assert "expected_version 2" in error.message and "task_get" in error.message
     assert service.get_task_detail(fresh_db, task.id).title == "v2"
+    assert "changed since version 1: it is now at version 2" in error.message
+    ahead = refusal(fresh_db, task.id, title="v3", expected_version=9)
+    assert ahead.code == "ERR_CONFLICT"
+    assert "has no version 9 yet: it is at version 2" in ahead.message
 
 
 def test_a_stale_version_wins_over_other_refusals(fresh_db: Database) -> None:

@@ -36,10 +36,15 @@ def dependencies_not_found(missing: Sequence[str]) -> DomainError:
 
 
 def conflict(task_id: str, expected: int, current: int) -> DomainError:
+    what = (
+        f"task {task_id} changed since version {expected}: it is now at version {current}"
+        if expected < current
+        else f"task {task_id} has no version {expected} yet: it is at version {current}"
+    )
     return DomainError(
         "ERR_CONFLICT",
-        f"task {task_id} changed since version {expected}: it is now at version {current}; "
-        f"task_get it, re-apply your change to what is there now and retry with expected_version {current}",
+        f"{what}; task_get it, re-apply your change to what is there now and retry with "
+        f"expected_version {current}",
         task_id=task_id,
         expected_version=expected,
         current_version=current,
@@ -69,11 +74,11 @@ def invalid_transition(task_id: str, current: str, target: str, allowed: Sequenc
     )
 
 
-def dependencies_open(task_id: str, open_dependencies: Sequence[tuple[str, str]]) -> DomainError:
+def dependencies_open(task_id: str, state: str, open_dependencies: Sequence[tuple[str, str]]) -> DomainError:
     listed = ", ".join(f"{dep} ({status})" for dep, status in open_dependencies)
     return DomainError(
         "ERR_DEPENDENCIES_OPEN",
-        f"task {task_id} cannot be in_progress while its dependencies are not done: {listed}; "
+        f"task {task_id} cannot be {state} while its dependencies are not done: {listed}; "
         "finish those first (task_next_actions shows what is ready) or remove them from depends_on",
         task_id=task_id,
         open_dependencies=[{"id": dep, "status": status} for dep, status in open_dependencies],

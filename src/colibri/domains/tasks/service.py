@@ -66,9 +66,11 @@ def update_task(db: Database, args: UpdateTaskArgs) -> Task:
             _check_dependencies(conn, task.id, wanted["depends_on"])
         if "tags" in wanted:
             wanted["tags"] = _unique(wanted["tags"])
+        depends_on = wanted.get("depends_on", task.depends_on)
         if "status" in wanted:
-            depends_on = wanted.get("depends_on", task.depends_on)
             _check_move(conn, task.id, task.status, wanted["status"], depends_on)
+        elif "depends_on" in wanted and task.status in _UNDER_WAY:
+            _require_done(conn, task.id, task.status, depends_on)
         changes = _diff(task, wanted)
         if not changes:
             return task
@@ -118,13 +120,21 @@ def _check_move(
 ) -> None:
     """The state machine first, then what entering `target` requires."""
     states.check_transition(task_id, current, target)
-    if target == "in_progress":
-        found = repository.statuses_of(conn, depends_on)
-        still_open = [(dep, found[dep]) for dep in depends_on if found[dep] != "done"]
-        if still_open:
-            raise errors.dependencies_open(task_id, still_open)
-    elif target == "done" and not repository.has_writeback(conn, task_id):
+    if target in _UNDER_WAY:
+        _require_done(conn, task_id, target, depends_on)
+    if target == "done" and not repository.has_writeback(conn, task_id):
         raise errors.writeback_required(task_id)
+
+
+def _require_done(conn: sqlite3.Connection, task_id: str, state: Status, depends_on: Sequence[str]) -> None:
+    """Work under way (in_progress, review, done) never waits on open work."""
+    found = repository.statuses_of(conn, depends_on)
+    still_open = [(dep, found[dep]) for dep in depends_on if found[dep] != "done"]
+    if still_open:
+        raise errors.dependencies_open(task_id, state, still_open)
+
+
+_UNDER_WAY = frozenset({"in_progress", "review", "done"})
 
 
 def _diff(task: Task, wanted: Mapping[str, Any]) -> dict[str, FieldChange]:
