@@ -9,6 +9,8 @@ import pytest
 from colibri.domains.proofs import merkle, repository, sessions, tree_store
 from colibri.domains.proofs.seals import check_seal, leaf_of_stored
 from colibri.domains.trail import records
+from colibri.domains.trail.offline import run_verify
+from colibri.domains.trail.verify import verify
 from colibri.errors import DomainError
 from colibri.storage import Database
 from tests.domains.trail.support import build_chain, raw_connection
@@ -149,3 +151,86 @@ def test_stored_paths_match_paths_built_in_memory_across_chunk_edges(fresh_db: D
     assert tree_store.leaf_index(fresh_db.conn, "s", 4) is None
     assert tree_store.leaf_index(fresh_db.conn, "s", 16) is None
     assert tree_store.leaf_index(fresh_db.conn, "s", 10 * size + 5) is None
+
+
+def _sealed_with_proofs(db: Database) -> tuple[str, list[str]]:
+    """A sealed session of 10 records (others interleaved), and its record ids in order."""
+    ids = build_chain(db, 20, session_count=2, seal=1)
+    record_ids = [
+        row[0] for row in db.execute("SELECT record_id FROM thought_records WHERE session_id = ?", (ids[0],))
+    ]
+    for record_id in record_ids:
+        sessions.root(db.conn, ids[0], record_id)  # every proof is served while the store is intact
+    return ids[0], record_ids
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        # leaf 1's stored hash zeroed: it is on leaf 0's audit path
+        "UPDATE merkle_nodes SET hashes = CAST(substr(hashes, 1, 32) || zeroblob(32) || substr(hashes, 65)"
+        " AS BLOB) WHERE level = 0",
+        "DELETE FROM merkle_nodes WHERE level = 1",  # a whole stored level gone
+        # leaf order: the first two seqs exchanged, so leaf 0's seq maps to index 1
+        "UPDATE merkle_leaves SET seqs"
+        " = CAST(substr(seqs, 9, 8) || substr(seqs, 1, 8) || substr(seqs, 17) AS BLOB)",
+    ],
+)
+def test_a_damaged_stored_tree_is_a_seal_mismatch_and_its_proofs_are_refused(
+    fresh_db: Database, damage: str
+) -> None:
+    session_id, record_ids = _sealed_with_proofs(fresh_db)
+    seal = repository.get_session(fresh_db.conn, session_id).seal  # type: ignore[union-attr]
+    assert seal is not None and check_seal(fresh_db.conn, session_id, seal).stored_tree_intact
+    conn = raw_connection(fresh_db.path)
+    conn.execute(damage)
+    conn.close()
+
+    check = check_seal(fresh_db.conn, session_id, seal)
+    assert not check.stored_tree_intact and not check.valid
+    assert check.computed_root == check.sealed_root  # the records are intact: only the tree is damaged
+    report = verify(fresh_db.conn, session_id=session_id)
+    assert report.first_break is None and not report.valid and not report.seals[0].stored_tree_intact
+
+    with _refused("ERR_PROOF_STORE_DAMAGED") as caught:
+        sessions.root(fresh_db.conn, session_id, record_ids[0])
+    assert "audit_verify_chain" in caught.value.message and "colibri verify" in caught.value.message
+    assert caught.value.details == {"session_id": session_id, "record_id": record_ids[0]}
+
+
+def test_an_extra_stored_chunk_is_a_seal_mismatch(fresh_db: Database) -> None:
+    session_id, _ = _sealed_with_proofs(fresh_db)
+    conn = raw_connection(fresh_db.path)
+    conn.execute(
+        "INSERT INTO merkle_nodes (session_id, level, chunk, hashes) VALUES (?, 9, 0, ?)",
+        (session_id, b"x" * 32),
+    )
+    conn.close()
+    seal = repository.get_session(fresh_db.conn, session_id).seal  # type: ignore[union-attr]
+    assert seal is not None and not check_seal(fresh_db.conn, session_id, seal).valid
+
+
+def test_colibri_verify_reports_a_damaged_tree(
+    fresh_db: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session_id, _ = _sealed_with_proofs(fresh_db)
+    conn = raw_connection(fresh_db.path)
+    conn.execute("UPDATE merkle_leaves SET first_seq = first_seq + 1")
+    conn.close()
+    assert run_verify(str(fresh_db.path), None) == 1
+    out = capsys.readouterr().out
+    assert "first break:      none" in out and "1 mismatch(es)" in out
+    assert f"tree damaged:     session {session_id}: " in out
+
+
+def test_a_proof_for_a_record_altered_after_sealing_is_refused(fresh_db: Database) -> None:
+    session_id, record_ids = _sealed_with_proofs(fresh_db)
+    forged = "0" * 64
+    conn = raw_connection(fresh_db.path)
+    conn.execute("UPDATE thought_records SET hash = ? WHERE record_id = ?", (forged, record_ids[3]))
+    conn.close()
+    altered = fresh_db.execute("SELECT record_id FROM thought_records WHERE hash = ?", (forged,)).fetchone()[
+        0
+    ]
+    with _refused("ERR_PROOF_STORE_DAMAGED"):
+        sessions.root(fresh_db.conn, session_id, altered)  # its record_id follows its hash

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.domains.trail.support import raw_connection
 from tests.support import call, chain_error, connect, domain_error, ok_data
 
 pytestmark = pytest.mark.anyio
@@ -100,3 +102,33 @@ async def test_bad_arguments_are_invalid_params_before_any_rule_runs(server_env:
         assert _invalid(
             await call(client, "merkle_root", {"session_id": "s", "record_id": 1}), "record_id"
         ) == ("Input should be a valid string")
+
+
+async def test_a_damaged_stored_tree_refuses_proofs_and_fails_the_seal_check(
+    server_env: dict[str, str],
+) -> None:
+    async with connect(server_env) as client:
+        ok_data(await call(client, "audit_session_start", {"session_id": "s-3"}))
+        written = [
+            ok_data(
+                await call(client, "thought_record", {"session_id": "s-3", "kind": "plan", "content": f"{i}"})
+            )
+            for i in range(3)
+        ]
+        ok_data(await call(client, "merkle_finalize", {"session_id": "s-3"}))
+        args = {"session_id": "s-3", "record_id": written[0]["record_id"]}
+        assert ok_data(await call(client, "merkle_root", args))["proof"]["leaf_index"] == 0
+
+        conn = raw_connection(Path(server_env["COLIBRI_DB_PATH"]))
+        # leaf 1's stored node, on leaf 0's audit path, zeroed in place
+        conn.execute(
+            "UPDATE merkle_nodes SET hashes = CAST(substr(hashes, 1, 32) || zeroblob(32)"
+            " || substr(hashes, 65) AS BLOB) WHERE session_id = 's-3' AND level = 0"
+        )
+        conn.close()
+        message = _refusal(await call(client, "merkle_root", args), "ERR_PROOF_STORE_DAMAGED")
+        assert "audit_verify_chain" in message and "colibri verify" in message
+        report = ok_data(await call(client, "audit_verify_chain", {"session_id": "s-3"}))
+        assert report["valid"] is False and report["first_break"] is None
+        assert report["seal"]["stored_tree_intact"] is False
+        assert report["seal"]["computed_root"] == report["seal"]["sealed_root"]

@@ -48,10 +48,11 @@ async def test_two_server_processes_append_one_linear_chain(server_env: dict[str
             assert by_seq[seq]["prev_hash"] == by_seq[seq - 1]["hash"]
         assert report["head_hash"] == by_seq[2 * PER_SERVER]["hash"]
         for session in (shared, own):
-            assert (
-                ok_data(await call(first, "audit_verify_chain", {"session_id": session}))["checked"]
-                == PER_SERVER
-            )
+            # A session scope checks the whole chain its records are linked into.
+            scoped = ok_data(await call(first, "audit_verify_chain", {"session_id": session}))
+            assert scoped["valid"] and scoped["checked"] == 2 * PER_SERVER
+            last = max((r for r in by_seq.values() if r["session_id"] == session), key=lambda r: r["seq"])
+            assert scoped["head_hash"] == last["hash"]
 
 
 class RawServer:

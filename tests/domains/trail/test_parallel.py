@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import os
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,9 +28,79 @@ def test_split_covers_the_range_in_consecutive_non_empty_parts() -> None:
         assert all(hi + 1 == lo for (_, hi), (lo, _) in itertools.pairwise(ranges))
 
 
-def test_worker_count_starts_processes_only_for_large_chains() -> None:
+def test_worker_count_starts_processes_only_for_large_chains(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
     assert parallel.worker_count(10) == 1
-    assert parallel.worker_count(10_000_000) >= 1
+    assert parallel.worker_count(2 * parallel.MIN_PER_WORKER - 1) == 1
+    assert parallel.worker_count(2 * parallel.MIN_PER_WORKER) == 2
+    assert parallel.worker_count(10_000_000) == 4  # capped at the cores
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert parallel.worker_count(10_000_000) == 1
+
+
+def _access(monkeypatch: pytest.MonkeyPatch, unwritable: set[Path]) -> None:
+    """os.access as a user who cannot write `unwritable` (the tests run as root)."""
+    real = os.access
+
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:
+        if mode & os.W_OK and Path(path).resolve() in unwritable:
+            return False
+        return real(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+
+
+def test_open_flags_pick_immutable_only_without_a_wal_and_without_write_access(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "f.db"
+    path.write_bytes(b"")
+    assert parallel.open_flags(path) == parallel.QUERY_ONLY
+    _access(monkeypatch, {tmp_path.resolve()})  # a directory it cannot write
+    assert parallel.open_flags(path) == parallel.IMMUTABLE
+    assert parallel.permission_problem(path) is None
+    _access(monkeypatch, {path.resolve()})  # a file it cannot write
+    assert parallel.open_flags(path) == parallel.IMMUTABLE
+    Path(f"{path}-wal").write_bytes(b"")  # a writer is live or crashed: its frames must be read
+    assert parallel.open_flags(path) == parallel.READ_ONLY
+    problem = parallel.permission_problem(path)
+    assert problem is not None and "-wal" in problem and "write access" in problem
+    monkeypatch.undo()
+    assert parallel.open_flags(path) == parallel.READ_ONLY and parallel.permission_problem(path) is None
+
+
+def test_verify_reads_an_unwritable_closed_file_and_leaves_nothing_beside_it(
+    fresh_db: Database, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build_chain(fresh_db, 30, session_count=2, seal=1)
+    path = fresh_db.path
+    fresh_db.close()
+    before = sorted(p.name for p in path.parent.iterdir())
+    assert not Path(f"{path}-wal").exists()
+    assert run_verify(str(path), None) == 0  # writable: query_only, cleaned up on close
+    assert sorted(p.name for p in path.parent.iterdir()) == before
+    _access(monkeypatch, {path.parent.resolve()})
+    assert parallel.open_flags(path) == parallel.IMMUTABLE
+    assert run_verify(str(path), None) == 0
+    assert sorted(p.name for p in path.parent.iterdir()) == before
+    conn = parallel.open_readonly(path)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("DELETE FROM thought_records")
+    finally:
+        conn.close()
+    assert "result:           VALID" in capsys.readouterr().out
+
+
+def test_a_query_only_connection_refuses_writes(fresh_db: Database) -> None:
+    build_chain(fresh_db, 3, session_count=1)
+    conn = parallel.open_readonly(fresh_db.path)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("DELETE FROM thought_records")
+    finally:
+        conn.close()
+    assert fresh_db.execute("SELECT count(*) FROM thought_records").fetchone()[0] == 3
 
 
 def _same(a: ScanResult, b: ScanResult) -> None:

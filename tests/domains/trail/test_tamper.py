@@ -136,28 +136,32 @@ def tamper(conn: sqlite3.Connection, action: tuple[Any, ...]) -> tuple[int, str]
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(action=TAMPERING)
+@given(action=TAMPERING, pick=st.integers(0, 2))
 def test_every_single_change_is_reported_at_its_seq_with_its_reason(
-    action: tuple[Any, ...], template: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    action: tuple[Any, ...], pick: int, template: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Whole chain and the scope of one random session (sealed or open, holding the changed
+    record or not): a session's records are linked through the whole chain, so both see it."""
     path = Path(tempfile.mkdtemp(dir=tmp_path)) / "tampered.db"  # fresh per example: no stale -wal
     shutil.copyfile(template, path)
     conn = raw_connection(path)
+    session_id = conn.execute("SELECT session_id FROM audit_sessions ORDER BY rowid").fetchall()[pick][0]
     expected = tamper(conn, action)
     conn.close()
 
-    db = Database.open(path, readonly=True)
-    try:
-        report = verify(db.conn)
-    finally:
-        db.close()
-    assert report.first_break is not None, action
-    assert (report.first_break.seq, report.first_break.reason) == expected, action
+    for scope in (None, session_id):
+        db = Database.open(path, readonly=True)
+        try:
+            report = verify(db.conn, session_id=scope)
+        finally:
+            db.close()
+        assert report.first_break is not None, (action, scope)
+        assert (report.first_break.seq, report.first_break.reason) == expected, (action, scope)
 
-    capsys.readouterr()
-    assert run_verify(str(path), None) == 1
-    found = _SUMMARY.search(capsys.readouterr().out)
-    assert found is not None and (int(found.group(1)), found.group(2)) == expected, action
+        capsys.readouterr()
+        assert run_verify(str(path), scope) == 1
+        found = _SUMMARY.search(capsys.readouterr().out)
+        assert found is not None and (int(found.group(1)), found.group(2)) == expected, (action, scope)
 
 
 def test_the_untouched_template_verifies(template: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,3 +172,10 @@ def test_the_untouched_template_verifies(template: Path, capsys: pytest.CaptureF
         db.close()
     assert run_verify(str(template), None) == 0
     assert "first break:      none" in capsys.readouterr().out
+    conn = raw_connection(template)
+    sessions = conn.execute("SELECT session_id FROM audit_sessions").fetchall()
+    conn.close()
+    assert len(sessions) == 3
+    for (session_id,) in sessions:
+        assert run_verify(str(template), session_id) == 0
+        assert "first break:      none" in capsys.readouterr().out

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from colibri.domains.trail.paging import encode_cursor
 from tests.domains.trail.support import raw_connection
 from tests.support import call, chain_error, clean_env, connect, ok_data
 
@@ -82,6 +83,17 @@ async def test_listing_and_verifying_refuse_bad_arguments(server_env: dict[str, 
         assert "from_seq (9) must not be greater than to_seq (2)" in issues[""]
         assert "from_seq" in _issues(await call(client, "audit_verify_chain", {"from_seq": 0}))
         assert "to_seq" in _issues(await call(client, "audit_verify_chain", {"to_seq": "7"}))
+        for huge in (2**63, 10**30):  # beyond SQLite's integers: refused as input, not a crash
+            for field in ("from_seq", "to_seq"):
+                message = _issues(await call(client, "audit_verify_chain", {field: huge}))[field]
+                assert str(2**63 - 1) in message
+        largest = ok_data(
+            await call(client, "audit_verify_chain", {"from_seq": 2**63 - 1, "to_seq": 2**63 - 1})
+        )
+        assert largest["valid"] and largest["checked"] == 0
+        forged = encode_cursor(2**63)
+        issues = _issues(await call(client, "thought_record_list", {"cursor": forged}))
+        assert "pass next_cursor from the previous page unchanged" in issues["cursor"]
         _handler_error(
             await call(client, "audit_verify_chain", {"session_id": "nope"}), "SESSION_NOT_FOUND", "nope"
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from colibri.domains.proofs import sessions
 from colibri.domains.trail import records
 from colibri.domains.trail.canonical import record_hash, record_id_for
 from colibri.domains.trail.verify import verify
@@ -28,10 +29,19 @@ def test_an_intact_chain_verifies_whole_by_range_and_by_session(fresh_db: Databa
     ranged = verify(fresh_db.conn, from_seq=11, to_seq=20)
     assert ranged.valid and ranged.checked == 10
     assert verify(fresh_db.conn, from_seq=35, to_seq=10_000).checked == 6
+    # A session scope checks every record of the chain its records are linked into.
     sealed = verify(fresh_db.conn, session_id=ids[0])
-    assert sealed.valid and sealed.checked == 14 and len(sealed.seals) == 1 and sealed.seals[0].valid
+    assert sealed.valid and sealed.checked == 40 and len(sealed.seals) == 1 and sealed.seals[0].valid
+    assert (
+        sealed.head_hash == fresh_db.execute("SELECT hash FROM thought_records WHERE seq = 40").fetchone()[0]
+    )
     open_session = verify(fresh_db.conn, session_id=ids[1])
-    assert open_session.valid and open_session.checked == 13 and open_session.seals == []
+    assert open_session.valid and open_session.checked == 40 and open_session.seals == []
+    assert (
+        open_session.head_hash
+        == fresh_db.execute("SELECT hash FROM thought_records WHERE seq = 38").fetchone()[0]
+    )
+    assert verify(fresh_db.conn, session_id=ids[1], from_seq=11, to_seq=20).checked == 10
     assert verify(fresh_db.conn, session_id=ids[0], from_seq=1, to_seq=10).seals == []
 
 
@@ -45,17 +55,51 @@ def test_an_unknown_session_is_refused(fresh_db: Database) -> None:
         verify(fresh_db.conn, session_id="ghost")
 
 
-def test_a_session_check_links_each_record_to_its_global_predecessor(fresh_db: Database) -> None:
+def test_a_session_check_checks_the_global_chain_its_records_are_linked_into(fresh_db: Database) -> None:
     ids = build_chain(fresh_db, 30, session_count=3)  # ids[0] holds seqs 1, 4, 7, ...
     path = fresh_db.path
     conn = raw_connection(path)
     conn.execute("UPDATE thought_records SET content = 'other session edited' WHERE seq = 5")
-    assert _break(fresh_db, session_id=ids[0]) is None  # seq 5 is not ids[0]'s; its hash still links
-    assert _break(fresh_db, session_id=ids[1]) == (5, "hash_mismatch")
+    for session_id in ids:  # seq 5 is ids[1]'s, but every session's links run through it
+        assert _break(fresh_db, session_id=session_id) == (5, "hash_mismatch")
+    assert _break(fresh_db, session_id=ids[0], from_seq=6) is None
     conn.execute("DELETE FROM thought_records WHERE seq = 9")  # ids[2]'s record, just before ids[0]'s 10
-    assert _break(fresh_db, session_id=ids[0]) == (9, "seq_gap")
+    assert _break(fresh_db, session_id=ids[0], from_seq=6) == (9, "seq_gap")
     assert _break(fresh_db) == (5, "hash_mismatch")
     conn.close()
+
+
+def test_a_session_check_sees_what_only_the_session_s_neighbours_show(fresh_db: Database) -> None:
+    """The reviewer's cases: a deleted record of an open session, a record moved out of the
+    session by a changed session_id byte, a rewritten record whose successor is in another session."""
+    sessions.start(fresh_db, "A")
+    sessions.start(fresh_db, "B")
+    for i in range(4):
+        records.append(fresh_db, "AB"[i % 2], "observation", f"thought {i}")
+    conn = raw_connection(fresh_db.path)
+    conn.execute("DELETE FROM thought_records WHERE seq = 3")  # A's second record
+    assert _break(fresh_db, session_id="A") == _break(fresh_db) == (3, "seq_gap")
+    conn.close()
+
+    records.append(fresh_db, "A", "observation", "thought 4")  # seq 5
+    conn = raw_connection(fresh_db.path)
+    conn.execute("UPDATE thought_records SET session_id = 'B' WHERE seq = 1")  # 'A' -> 'B': one byte
+    assert _break(fresh_db, session_id="A", from_seq=1, to_seq=2) == (1, "hash_mismatch")
+    conn.close()
+
+
+def test_a_rewritten_record_is_found_through_its_successor_in_another_session(fresh_db: Database) -> None:
+    sessions.start(fresh_db, "A")
+    sessions.start(fresh_db, "B")
+    for i in range(4):
+        records.append(fresh_db, "AB"[i % 2], "observation", f"thought {i}")
+    row = fresh_db.execute("SELECT * FROM thought_records WHERE seq = 3").fetchone()
+    fields = ("session_id", "kind", "task_id", "agent_id", "created_at", "prev_hash")
+    forged = record_hash(seq=3, content="forged", **{name: row[name] for name in fields})
+    conn = raw_connection(fresh_db.path)
+    conn.execute("UPDATE thought_records SET content = 'forged', hash = ? WHERE seq = 3", (forged,))
+    conn.close()
+    assert _break(fresh_db, session_id="A") == _break(fresh_db) == (4, "prev_link_mismatch")
 
 
 def test_a_range_starting_after_a_hole_reports_the_hole(fresh_db: Database) -> None:
@@ -162,7 +206,8 @@ def test_bytes_that_are_not_utf8_or_not_text_are_reported_not_fatal(fresh_db: Da
         "hash_mismatch",
     )
     session = fresh_db.execute("SELECT session_id FROM thought_records WHERE seq = 2501").fetchone()[0]
-    assert _break(fresh_db, session_id=session) == (2501, "hash_mismatch")
+    assert _break(fresh_db, session_id=session) == (1500, "hash_mismatch")
+    assert _break(fresh_db, session_id=session, from_seq=1501) == (2501, "hash_mismatch")
     assert _break(fresh_db, from_seq=1501) == (2501, "hash_mismatch")
 
 

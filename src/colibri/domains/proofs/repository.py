@@ -84,6 +84,14 @@ def record_hashes(conn: sqlite3.Connection, session_id: str) -> list[tuple[int, 
     return rows
 
 
+def record_seqs(conn: sqlite3.Connection, session_id: str) -> list[int]:
+    """The seq of every record of the session, in chain order (read from the session index)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    cursor.execute("SELECT seq FROM thought_records WHERE session_id = ? ORDER BY seq", (session_id,))
+    return [row[0] for row in cursor]
+
+
 def stored_hash_bytes(conn: sqlite3.Connection, session_id: str) -> list[bytes]:
     """The stored hash of every record of the session, as bytes, in chain order.
 

@@ -1,8 +1,10 @@
-"""Rechecking a seal: the Merkle root over a session's stored record hashes, against the seal.
+"""Rechecking a seal: the Merkle root over a session's stored record hashes, against the seal,
+and the stored tree that `merkle_root` serves proofs from, against the tree rebuilt from them.
 
 What a seal check proves is deliberately narrow: the sealed root and leaf count still match
-the session's records *as stored*, in order. Whether each stored hash matches its record's
-content is the chain check's job (trail/scan.py); together they cover every byte.
+the session's records *as stored*, in order, and so do the stored tree's nodes and leaf seqs.
+Whether each stored hash matches its record's content is the chain check's job
+(trail/scan.py); together they cover every byte.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from colibri.domains.proofs import repository
-from colibri.domains.proofs.merkle import HASH_SIZE, leaf_hash, root_from_leaf_hashes
+from colibri.domains.proofs import repository, tree_store
+from colibri.domains.proofs.merkle import EMPTY_ROOT, HASH_SIZE, build_levels, leaf_hash
 from colibri.domains.proofs.repository import Seal
 
 _HEX = frozenset("0123456789abcdef")
@@ -27,10 +29,15 @@ class SealCheck:
     computed_root: str
     sealed_leaf_count: int
     computed_leaf_count: int
+    stored_tree_intact: bool
 
     @property
     def valid(self) -> bool:
-        return self.sealed_root == self.computed_root and self.sealed_leaf_count == self.computed_leaf_count
+        return (
+            self.sealed_root == self.computed_root
+            and self.sealed_leaf_count == self.computed_leaf_count
+            and self.stored_tree_intact
+        )
 
 
 def leaf_of_stored(stored: bytes | str) -> bytes:
@@ -45,20 +52,25 @@ def leaf_of_stored(stored: bytes | str) -> bytes:
     return leaf_hash(data)
 
 
-def compare(session_id: str, seal: Seal, leaf_hashes: list[bytes]) -> SealCheck:
-    """Recompute the root over `leaf_hashes` and set it beside `seal`."""
+def compare(conn: sqlite3.Connection, session_id: str, seal: Seal, leaf_hashes: list[bytes]) -> SealCheck:
+    """Recompute the tree over `leaf_hashes` (the session's leaves, in seq order) and set its
+    root beside `seal` and its levels beside the stored ones."""
+    levels = build_levels(leaf_hashes) if leaf_hashes else []
+    seqs = repository.record_seqs(conn, session_id)
     return SealCheck(
         session_id=session_id,
         sealed_root=seal.root,
-        computed_root=root_from_leaf_hashes(leaf_hashes).hex(),
+        computed_root=(levels[-1][0] if levels else EMPTY_ROOT).hex(),
         sealed_leaf_count=seal.leaf_count,
         computed_leaf_count=len(leaf_hashes),
+        stored_tree_intact=len(seqs) == len(leaf_hashes)
+        and tree_store.tree_matches(conn, session_id, levels, seqs),
     )
 
 
 def check_seal(conn: sqlite3.Connection, session_id: str, seal: Seal) -> SealCheck:
     """Recheck one sealed session against its stored record hashes."""
-    return compare(session_id, seal, leaves_of(repository.stored_hash_bytes(conn, session_id)))
+    return compare(conn, session_id, seal, leaves_of(repository.stored_hash_bytes(conn, session_id)))
 
 
 def leaves_of(stored: Iterable[bytes | str]) -> list[bytes]:

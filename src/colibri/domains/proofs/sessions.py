@@ -12,7 +12,7 @@ import uuid
 
 from colibri.clock import utc_now
 from colibri.domains.proofs import repository, tree_store
-from colibri.domains.proofs.merkle import HASH_SIZE, build_levels
+from colibri.domains.proofs.merkle import HASH_SIZE, build_levels, verify_inclusion
 from colibri.domains.proofs.models import Finalized, InclusionProof, RootAnswer, SessionStarted
 from colibri.domains.proofs.repository import Seal, Session
 from colibri.errors import DomainError
@@ -101,20 +101,38 @@ def _proof(conn: sqlite3.Connection, session_id: str, seal: Seal, record_id: str
             record_id=record_id,
         )
     index = tree_store.leaf_index(conn, session_id, ref.seq)
-    if index is None:
+    path: list[bytes] = []
+    if index is not None:
+        try:
+            path = tree_store.audit_path(conn, session_id, seal.leaf_count, index)
+        except LookupError:  # a stored node is missing: the empty path cannot verify, refused below
+            path = []
+    if index is None or not _proves(ref.hash, index, seal, path):
+        # The record is in this sealed session, so a proof must exist and verify: anything
+        # else means the stored tree or the records were altered after sealing.
         raise DomainError(
-            "ERR_NOT_FOUND",
-            f"record {record_id!r} (seq {ref.seq}) is not a leaf of the sealed tree of session "
-            f"{session_id!r}; the stored records changed after sealing, run audit_verify_chain",
+            "ERR_PROOF_STORE_DAMAGED",
+            f"no valid proof can be given for record {record_id!r} (seq {ref.seq}) of session "
+            f"{session_id!r}: its stored Merkle tree or records were altered after sealing; locate "
+            f"the damage with audit_verify_chain(session_id={session_id!r}) or `colibri verify --db FILE`",
+            session_id=session_id,
             record_id=record_id,
         )
-    path = tree_store.audit_path(conn, session_id, seal.leaf_count, index)
     return InclusionProof(
         leaf_index=index,
         tree_size=seal.leaf_count,
         record_hash=ref.hash,
         audit_path=[node.hex() for node in path],
     )
+
+
+def _proves(record_hash: str, index: int, seal: Seal, path: list[bytes]) -> bool:
+    """Whether the proof about to be served verifies, as any client will check it."""
+    try:
+        leaf, root_bytes = bytes.fromhex(record_hash), bytes.fromhex(seal.root)
+    except (TypeError, ValueError):
+        return False
+    return verify_inclusion(leaf, index, seal.leaf_count, path, root_bytes)
 
 
 def _require(conn: sqlite3.Connection, session_id: str) -> Session:

@@ -46,7 +46,8 @@ TOOLS: list[Tool] = [
             "audit_path}, an RFC 9162 §2.1.3 inclusion proof anyone can check offline (leaf data = "
             "the 32 bytes of record_hash; audit_path from the leaf upward). Domain errors "
             "(data.ok=false): ERR_SESSION_NOT_FOUND, ERR_NOT_FINALIZED (call merkle_finalize first), "
-            "ERR_NOT_FOUND (record not in this session)."
+            "ERR_NOT_FOUND (record not in this session), ERR_PROOF_STORE_DAMAGED (the stored tree or "
+            "records changed after sealing, so no valid proof can be given; run audit_verify_chain)."
         ),
         input_model=RootArgs,
         output_model=RootAnswer,

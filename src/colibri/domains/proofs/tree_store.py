@@ -8,8 +8,10 @@ for a 100,000-leaf session then reads ~17 small chunks instead of 100,000 record
 from __future__ import annotations
 
 import bisect
+import itertools
 import sqlite3
 import struct
+from collections.abc import Iterator
 
 from colibri.domains.proofs.merkle import HASH_SIZE, sibling_positions
 
@@ -20,19 +22,47 @@ def save_tree(conn: sqlite3.Connection, session_id: str, levels: list[list[bytes
     """Store every level of a sealed tree and the seq of each of its leaves."""
     conn.executemany(
         "INSERT INTO merkle_nodes (session_id, level, chunk, hashes) VALUES (?, ?, ?, ?)",
-        (
-            (session_id, level, start // CHUNK, b"".join(nodes[start : start + CHUNK]))
-            for level, nodes in enumerate(levels)
-            for start in range(0, len(nodes), CHUNK)
-        ),
+        ((session_id, *row) for row in node_rows(levels)),
     )
     conn.executemany(
         "INSERT INTO merkle_leaves (session_id, chunk, first_seq, seqs) VALUES (?, ?, ?, ?)",
-        (
-            (session_id, start // CHUNK, seqs[start], _pack(seqs[start : start + CHUNK]))
-            for start in range(0, len(seqs), CHUNK)
-        ),
+        ((session_id, *row) for row in leaf_rows(seqs)),
     )
+
+
+def node_rows(levels: list[list[bytes]]) -> Iterator[tuple[int, int, bytes]]:
+    """The (level, chunk, hashes) rows that store `levels`, in (level, chunk) order."""
+    for level, nodes in enumerate(levels):
+        for start in range(0, len(nodes), CHUNK):
+            yield level, start // CHUNK, b"".join(nodes[start : start + CHUNK])
+
+
+def leaf_rows(seqs: list[int]) -> Iterator[tuple[int, int, bytes]]:
+    """The (chunk, first_seq, seqs) rows that store the leaf order, in chunk order."""
+    for start in range(0, len(seqs), CHUNK):
+        yield start // CHUNK, seqs[start], _pack(seqs[start : start + CHUNK])
+
+
+def tree_matches(
+    conn: sqlite3.Connection, session_id: str, levels: list[list[bytes]], seqs: list[int]
+) -> bool:
+    """True when the stored tree of the session is exactly the one `levels` and `seqs` make:
+    every node, every leaf seq, no row missing and none extra."""
+    stored_nodes = conn.execute(
+        "SELECT level, chunk, hashes FROM merkle_nodes WHERE session_id = ? ORDER BY level, chunk",
+        (session_id,),
+    )
+    stored_leaves = conn.execute(
+        "SELECT chunk, first_seq, seqs FROM merkle_leaves WHERE session_id = ? ORDER BY chunk", (session_id,)
+    )
+    for stored, expected in (
+        (stored_nodes, node_rows(levels)),
+        (stored_leaves, leaf_rows(seqs)),
+    ):
+        for got, want in itertools.zip_longest(stored, expected):
+            if got is None or want is None or tuple(got) != want:
+                return False
+    return True
 
 
 def leaf_index(conn: sqlite3.Connection, session_id: str, seq: int) -> int | None:

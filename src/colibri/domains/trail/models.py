@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, Field, StrictInt, StrictStr, model_validator
 
-from colibri.domains.trail.paging import decode_cursor
+from colibri.domains.trail.paging import MAX_SEQ, decode_cursor
 from colibri.tools.spec import Arguments
 
 Kind = Literal["plan", "analysis", "decision", "observation", "reflection", "writeback"]
@@ -116,10 +116,16 @@ class VerifyArgs(Arguments):
     """Arguments of audit_verify_chain: the scope to check (default: the whole chain)."""
 
     session_id: SessionIdIn | None = Field(
-        default=None, description="Check only this session's records (and its seal when it is sealed)."
+        default=None,
+        description="Check the chain this session's records are linked into, and its seal (root and "
+        "stored tree) when it is sealed and no seq range is given.",
     )
-    from_seq: StrictInt | None = Field(default=None, ge=1, description="First seq to check (default 1).")
-    to_seq: StrictInt | None = Field(default=None, ge=1, description="Last seq to check (default: the end).")
+    from_seq: StrictInt | None = Field(
+        default=None, ge=1, le=MAX_SEQ, description="First seq to check (default 1)."
+    )
+    to_seq: StrictInt | None = Field(
+        default=None, ge=1, le=MAX_SEQ, description="Last seq to check (default: the end)."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:
@@ -148,15 +154,27 @@ class SealStatus(BaseModel):
     computed_root: Hash = Field(description="Merkle root over the session's stored record hashes now.")
     sealed_leaf_count: int
     computed_leaf_count: int
-    valid: bool
+    stored_tree_intact: bool = Field(
+        description="Whether the stored Merkle tree that merkle_root builds proofs from (every node and "
+        "leaf seq) is still the tree rebuilt from the session's records; false means proofs may not verify."
+    )
+    valid: bool = Field(description="Roots, leaf counts and the stored tree all match.")
 
 
 class Verification(BaseModel):
     """The outcome of audit_verify_chain."""
 
     valid: bool = Field(description="True when no break was found and the seal (if checked) matches.")
-    checked: int = Field(ge=0, description="Records checked.")
-    head_hash: Hash | None = Field(description="Stored hash of the last record checked; null if none.")
+    checked: int = Field(
+        ge=0,
+        description="Records of the global chain checked (within from_seq..to_seq when given). With a "
+        "session_id this still counts every record in that range, whichever session it belongs to: a "
+        "session's records are linked into the one chain through the others, so all of them are checked.",
+    )
+    head_hash: Hash | None = Field(
+        description="Stored hash of the last record checked (with session_id: of that session's last "
+        "record in the range); null if none."
+    )
     first_break: ChainBreak | None
     seal: SealStatus | None = Field(
         description="With a session_id of a sealed session (and no seq range): its stored root beside "

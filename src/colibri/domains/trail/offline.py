@@ -43,7 +43,10 @@ def run_verify(db_path: str, session_id: str | None) -> int:
         if session_id is None:
             report, scope = _verify_all(conn, path), WHOLE_CHAIN
         else:
-            report, scope = verify(conn, session_id=session_id), f"session {session_id}"
+            report, scope = (
+                verify(conn, session_id=session_id),
+                f"session {session_id} (and the chain it is linked into)",
+            )
     except DomainError:  # the only one verify raises: SESSION_NOT_FOUND
         print(
             f"colibri verify: {path} has no audit session {session_id!r}; leave out --session to check "
@@ -63,6 +66,9 @@ def run_verify(db_path: str, session_id: str | None) -> int:
 def _open(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise StorageError(f"{path} does not exist or is not a file; pass the database with --db PATH")
+    problem = parallel.permission_problem(path)
+    if problem is not None:
+        raise StorageError(problem)
     try:
         conn = parallel.open_readonly(path)
     except sqlite3.Error as exc:
@@ -98,7 +104,9 @@ def _verify_all(conn: sqlite3.Connection, path: Path) -> Report:
             else:
                 result = scan_range(conn, 1, head.seq, track=seals, progress=advance)
         check_anchor(conn, head, result)
-    checks = [compare(session_id, seal, result.leaves[session_id]) for session_id, seal in seals.items()]
+        checks = [
+            compare(conn, session_id, seal, result.leaves[session_id]) for session_id, seal in seals.items()
+        ]
     return Report.of(result, checks)
 
 
@@ -125,6 +133,12 @@ def _print_summary(path: Path, scope: str, report: Report, seconds: float) -> No
         f"seal mismatch:    session {seal.session_id}: sealed root {seal.sealed_root} over "
         f"{seal.sealed_leaf_count} leaves, recomputed {seal.computed_root} over {seal.computed_leaf_count}"
         for seal in sealed_bad
+    ]
+    lines += [
+        f"tree damaged:     session {seal.session_id}: the stored Merkle tree no longer matches its records; "
+        "merkle_root will refuse proofs for it"
+        for seal in report.seals
+        if not seal.stored_tree_intact
     ]
     verdict = "VALID" if report.valid else "BROKEN — the records no longer match their hashes or seals"
     lines.append(f"result:           {verdict}")

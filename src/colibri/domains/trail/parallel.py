@@ -1,7 +1,7 @@
 """Checking a large chain on every core: seq ranges scanned by worker processes, then merged.
 
 Hashing is CPU-bound Python, so threads would share one core; processes do not. Each
-worker opens the file read-only on its own. Records up to the anchored head never change,
+worker opens the file read-only on its own (see `open_flags`). Records up to the anchored head never change,
 so workers reading at slightly different moments still see the same records; anything
 appended later lies beyond the range they were given.
 
@@ -23,6 +23,9 @@ from colibri.domains.trail.scan import Progress, ScanResult, scan_range
 
 MIN_PER_WORKER = 100_000  # below this, starting processes costs more than it saves
 RANGES_PER_WORKER = 6  # several ranges each, so progress moves and the cores finish together
+READ_ONLY = "mode=ro"
+IMMUTABLE = "mode=ro&immutable=1"
+QUERY_ONLY = "mode=rw"  # plus PRAGMA query_only
 
 
 def worker_count(records: int) -> int:
@@ -67,10 +70,51 @@ def scan_file_range(db_path: Path, first: int, last: int, track: tuple[str, ...]
 
 
 def open_readonly(db_path: Path) -> sqlite3.Connection:
-    """A plain read-only connection (mode=ro: SQLite refuses every write on it)."""
-    conn = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    """A connection that cannot change the records, opened as `open_flags` decides."""
+    flags = open_flags(db_path)
+    conn = sqlite3.connect(f"{db_path.resolve().as_uri()}?{flags}", uri=True, isolation_level=None)
     conn.execute("PRAGMA busy_timeout = 10000")
+    if flags == QUERY_ONLY:
+        conn.execute("PRAGMA query_only = 1")
     return conn
+
+
+def open_flags(db_path: Path) -> str:
+    """The URI parameters to read `db_path` with, leaving nothing behind.
+
+    - A -wal file exists: a writer is live, or one stopped without checkpointing. Its frames
+      hold committed records, and only a shared-memory read (mode=ro) sees them; SQLite needs
+      to write the -shm beside the file for that.
+    - No -wal, and the file or its directory is not writable: immutable=1, so SQLite neither
+      locks nor creates a -wal or -shm (mode=ro alone would try, and fail).
+    - No -wal, everything writable: a normal connection made query_only. Unlike mode=ro it
+      cleans up the -wal and -shm it opens when it closes, and unlike immutable=1 it stays
+      correct if a server starts writing during the check.
+    """
+    if Path(f"{db_path}-wal").exists():
+        return READ_ONLY
+    if not writable(db_path):
+        return IMMUTABLE
+    return QUERY_ONLY
+
+
+def writable(db_path: Path) -> bool:
+    """Whether this user may write the file and create files beside it."""
+    return os.access(db_path, os.W_OK) and os.access(db_path.resolve().parent, os.W_OK)
+
+
+def permission_problem(db_path: Path) -> str | None:
+    """Why this user cannot read `db_path` at all, in words, or None."""
+    if not os.access(db_path, os.R_OK):
+        return f"no permission to read {db_path}; run colibri verify as a user who can read it"
+    if open_flags(db_path) == READ_ONLY and not writable(db_path):
+        return (
+            f"{db_path} has a -wal file (a server is running, or one stopped without cleaning up), and "
+            f"reading its committed frames needs write access to {db_path.resolve().parent} for the "
+            "-shm file; run colibri verify as a user who can write there, or stop the server (or open "
+            "the file once with `colibri serve`) so the -wal is checkpointed"
+        )
+    return None
 
 
 def split(first: int, last: int, parts: int) -> list[tuple[int, int]]:

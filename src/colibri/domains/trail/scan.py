@@ -142,36 +142,6 @@ def _classify(row: tuple[int, object, object], expect: int, digest: str, prev: s
     return Break(seq, PREV_LINK_MISMATCH, shown(prev), shown(prev_hash))
 
 
-def scan_session(conn: sqlite3.Connection, session_id: str, first: int, last: int) -> ScanResult:
-    """Check one session's records in `first`..`last`.
-
-    The chain is global, so a session's records are interleaved with others: each record's
-    prev_hash is checked against the stored hash of the record just before it in the whole
-    chain (fetched by the same query), whichever session that one belongs to.
-    """
-    result = ScanResult()
-    sql = (
-        "SELECT {}, CAST(p.hash AS BLOB), p.seq FROM thought_records t"
-        " LEFT JOIN thought_records p ON p.seq = t.seq - 1"
-        " WHERE t.session_id = ? AND t.seq BETWEEN ? AND ? ORDER BY t.seq"
-    )
-    for rows in _batches(conn, sql, (session_id, first, last), alias="t."):
-        for row in rows:
-            seq, prev_hash, stored, pred_seq = row[0], row[7], row[8], row[10]
-            pred_hash = _decode(row[9])
-            digest = stored_record_hash(*row[:8])
-            if seq != 1 and pred_seq is None:
-                result.add(Break(seq - 1, SEQ_GAP, seq - 1, seq))
-            elif digest != stored:
-                result.add(Break(seq, HASH_MISMATCH, digest, shown(stored)))
-            elif prev_hash != (GENESIS_HASH if seq == 1 else pred_hash):
-                expected = GENESIS_HASH if seq == 1 else shown(pred_hash)
-                result.add(Break(seq, PREV_LINK_MISMATCH, expected, shown(prev_hash)))
-        result.checked += len(rows)
-        result.last_seq, result.last_hash = rows[-1][0], shown(rows[-1][8])
-    return result
-
-
 def next_seq_after(conn: sqlite3.Connection, seq: int) -> int | None:
     """The first seq present after `seq`, or None."""
     row = conn.execute("SELECT min(seq) FROM thought_records WHERE seq > ?", (seq,)).fetchone()

@@ -1,4 +1,4 @@
-"""Verification of the decision trail: the chain (or one session of it) and Merkle seals.
+"""Verification of the decision trail: the chain (or the part of it a session is in) and Merkle seals.
 
 The whole chain is checked against its anchor (`trail_head`): the chain must end exactly
 at the anchored seq with the anchored hash, so a deleted, rewritten or added newest record
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-from colibri.domains.proofs.seals import SealCheck, check_seal
+from colibri.domains.proofs.seals import SealCheck, compare
 from colibri.domains.trail import records
 from colibri.domains.trail.repository import Head, read_head_or_genesis
 from colibri.domains.trail.scan import (
@@ -22,7 +22,7 @@ from colibri.domains.trail.scan import (
     ScanResult,
     next_seq_after,
     scan_range,
-    scan_session,
+    shown,
 )
 from colibri.storage.database import snapshot
 
@@ -56,33 +56,57 @@ def verify(
     to_seq: int | None = None,
     progress: Progress | None = None,
 ) -> Report:
-    """Check the chain (or `session_id`'s records), optionally limited to from_seq..to_seq.
+    """Check the chain, optionally limited to from_seq..to_seq.
 
-    A sealed session checked without a seq range also has its Merkle root recomputed.
+    With `session_id` the same global range is scanned: the session's records are linked into
+    the one chain through other sessions' records, so a deleted record, a record moved out of
+    the session (its session_id altered) or a rewritten record whose successor belongs to
+    another session can only be seen there. `checked` then still counts every record of the
+    range, and `head_hash` is the session's last record in it. A sealed session checked
+    without a seq range also has its Merkle root and its stored tree recomputed, from the
+    leaves collected by the same scan.
     """
     with snapshot(conn):
-        if session_id is not None:
-            return _verify_session(conn, session_id, from_seq, to_seq)
-        head = read_head_or_genesis(conn)
-        first = 1 if from_seq is None else from_seq
-        last = head.seq if to_seq is None else min(to_seq, head.seq)
-        result = scan_range(conn, first, last, progress=progress)
-        if result.predecessor_missing:
-            result.add(Break(first - 1, SEQ_GAP, first - 1, next_seq_after(conn, first - 1)))
-        check_anchor(conn, head, result, upto=to_seq)
-        return Report.of(result)
+        session = None if session_id is None else records.require_session(conn, session_id, open_only=False)
+        track = () if session_id is None else (session_id,)
+        result = _scan_chain(conn, from_seq, to_seq, track, progress)
+        if session is None:
+            return Report.of(result)
+        seals = []
+        if session.seal is not None and from_seq is None and to_seq is None:
+            seals.append(compare(conn, session.session_id, session.seal, result.leaves[session.session_id]))
+        head = _session_head(conn, session.session_id, from_seq, to_seq)
+        return Report(result.checked, head, result.first_break, result.breaks, seals)
 
 
-def _verify_session(
-    conn: sqlite3.Connection, session_id: str, from_seq: int | None, to_seq: int | None
-) -> Report:
-    session = records.require_session(conn, session_id, open_only=False)
+def _scan_chain(
+    conn: sqlite3.Connection,
+    from_seq: int | None,
+    to_seq: int | None,
+    track: tuple[str, ...],
+    progress: Progress | None,
+) -> ScanResult:
+    """The global chain over from_seq..to_seq (default: all of it), checked against its anchor."""
+    head = read_head_or_genesis(conn)
     first = 1 if from_seq is None else from_seq
-    last = LAST_SEQ if to_seq is None else to_seq
-    result = scan_session(conn, session_id, first, last)
-    whole = from_seq is None and to_seq is None
-    seals = [check_seal(conn, session_id, session.seal)] if whole and session.seal is not None else []
-    return Report.of(result, seals)
+    last = head.seq if to_seq is None else min(to_seq, head.seq)
+    result = scan_range(conn, first, last, track=track, progress=progress)
+    if result.predecessor_missing:
+        result.add(Break(first - 1, SEQ_GAP, first - 1, next_seq_after(conn, first - 1)))
+    check_anchor(conn, head, result, upto=to_seq)
+    return result
+
+
+def _session_head(
+    conn: sqlite3.Connection, session_id: str, from_seq: int | None, to_seq: int | None
+) -> str | None:
+    """The stored hash of the session's last record in the range, as printable text."""
+    row = conn.execute(
+        "SELECT CAST(hash AS BLOB) FROM thought_records WHERE session_id = ? AND seq BETWEEN ? AND ?"
+        " ORDER BY seq DESC LIMIT 1",
+        (session_id, 1 if from_seq is None else from_seq, LAST_SEQ if to_seq is None else to_seq),
+    ).fetchone()
+    return None if row is None else shown(row[0])
 
 
 def check_anchor(
