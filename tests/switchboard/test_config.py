@@ -113,6 +113,44 @@ def test_a_bad_config_names_the_path_and_what_was_expected(text: str, path: str,
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "message"),
+    [
+        (
+            with_changes(health__call_timeout_s=float("inf")),
+            "health.call_timeout_s",
+            "expected a finite number of seconds, got Infinity",
+        ),
+        (
+            with_changes(**{"mcpServers__search-b__health": {"liveness_s": float("inf")}}),
+            "mcpServers.search-b.health.liveness_s",
+            "expected a finite number of seconds, got Infinity",
+        ),
+        (
+            with_changes(health__cooldown_max_s=float("-inf")),
+            "health.cooldown_max_s",
+            "expected a finite number of seconds, got -Infinity",
+        ),
+        (
+            with_changes(health__check_timeout_s=float("nan")),
+            "health.check_timeout_s",
+            "expected a finite number of seconds, got NaN",
+        ),
+        (
+            with_changes(mcpServers__colibri__command=""),
+            "mcpServers.colibri.command",
+            'expected a non-empty string, got ""',
+        ),
+    ],
+)
+def test_non_finite_seconds_and_an_empty_command_are_refused_plainly(
+    text: str, path: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse(text)
+    assert (caught.value.path, caught.value.message) == (path, message)
+
+
 def test_an_unreadable_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the file"):
         load(tmp_path / "missing.json")
@@ -124,6 +162,7 @@ def test_an_unreadable_file_is_a_config_error(tmp_path: Path) -> None:
         (with_changes(mcpServers__colibri__command=None), "mcpServers.colibri.command"),
         (with_changes(fallbacks__search=["search-a.search", "nowhere.search"]), "fallbacks.search[1]"),
         (with_changes(health__call_timeout_s=-3), "health.call_timeout_s"),
+        (with_changes(health__call_timeout_s=float("inf")), "health.call_timeout_s"),
         ('{"mcpServers": {', "$"),
     ],
 )

@@ -199,3 +199,51 @@ async def test_the_capability_check_runs_at_start_after_failures_and_counts_towa
     assert quarantined["state"] == "QUARANTINE"
     assert quarantined["transitions"][-1]["reason"] == "3 consecutive errors"
     assert quarantined["failures"]["checks"] == 1 and quarantined["failures"]["calls"] == 2
+
+
+async def test_passing_pings_and_restarts_do_not_save_a_tool_that_keeps_failing(tmp_path: Path) -> None:
+    """Pings answer between timed-out calls, restarts pass their checks: both still end in QUARANTINE."""
+    downstreams = Downstreams(tmp_path)
+    health = {
+        **QUIET,
+        "liveness_s": 0.2,
+        "call_timeout_s": 0.5,
+        "cooldown_s": 30,
+        "failures_to_quarantine": 3,
+    }
+    config = write_config(
+        tmp_path,
+        {"t": downstreams.fault("t", mode="timeout"), "k": downstreams.fault("k", mode="crash")},
+        health=health,
+    )
+    async with switchboard(config) as client:
+        baseline = await wait_for_state(client, "t", "HEALTHY")
+        await wait_for_state(client, "k", "HEALTHY")
+        timed_out = []
+        for n in range(3):
+            timed_out.append(chain_error(await call(client, "t.work", {"n": n})))
+            await anyio.sleep(0.3)  # liveness pings pass in between
+        pinged = (await servers(client))["t"]
+        refused = [chain_error(await call(client, "t.work", {"n": n})) for n in range(5)]
+        t_calls = downstreams.calls("t")
+
+        crashed = []
+        for n in range(3):
+            crashed.append(chain_error(await call(client, "k.work", {"n": n})))
+            after = await wait_for_state(client, "k", "HEALTHY", "QUARANTINE", timeout=10)
+            if after["state"] == "QUARANTINE":
+                break
+        k_refused = chain_error(await call(client, "k.work", {}))
+        k_calls = downstreams.calls("k")
+
+    assert [error["code"] for error in timed_out] == ["UPSTREAM_TIMEOUT"] * 3
+    assert pinged["state"] == "QUARANTINE", pinged
+    assert pinged["checks_run"] > baseline["checks_run"] and pinged["last_checks"]["liveness"]["ok"] is True
+    assert pinged["failures"]["checks"] == 0, "only the calls failed; the passing pings did not hide them"
+    assert {error["code"] for error in refused} == {"SERVICE_UNAVAILABLE"}
+    assert refused[0]["message"].startswith("t.work is unavailable: t quarantined: 3 consecutive")
+    assert t_calls == 3, "no call may reach the quarantined server"
+    assert {error["code"] for error in crashed} == {"UPSTREAM_ERROR"}
+    assert after["state"] == "QUARANTINE", after
+    assert k_refused["code"] == "SERVICE_UNAVAILABLE"
+    assert k_calls == len(crashed) <= 3

@@ -9,8 +9,11 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
+from mcp.client.session import IncomingMessage
+from mcp_types import ToolListChangedNotification
 
 from tests.support import call, chain_error
 from tests.switchboard.helpers import (
@@ -87,6 +90,57 @@ async def test_http_clients_and_an_http_downstream(tmp_path: Path) -> None:
     assert refused["code"] == "SERVICE_UNAVAILABLE"
     assert refused["message"].startswith("remote.work is unavailable: remote ")
     assert rebinding == (421, "Invalid Host header")
+
+
+async def test_a_refused_http_downstream_falls_back_at_once_and_list_changes_are_advertised(
+    tmp_path: Path,
+) -> None:
+    downstreams = Downstreams(tmp_path)
+    remote_port, board_port = free_port(), free_port()
+    remote = start_remote(downstreams, remote_port)
+    board = None
+    changed = anyio.Event()
+
+    async def on_message(message: IncomingMessage) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            changed.set()
+
+    try:
+        wait_for_port(remote_port, remote)
+        config = write_config(
+            tmp_path,
+            {"remote": {"url": f"http://127.0.0.1:{remote_port}/mcp"}, "local": downstreams.fault("local")},
+            fallbacks={"work": ["remote.work", "local.work"]},
+            # Checks so rare that only the call itself can find the remote gone.
+            health={"liveness_s": 30, "readiness_s": 30, "check_timeout_s": 1, "cooldown_s": 30},
+        )
+        board = subprocess.Popen(
+            switchboard_command(config, "--http", f"127.0.0.1:{board_port}"), env=switchboard_env()
+        )
+        wait_for_port(board_port, board)
+        async with Client(
+            f"http://127.0.0.1:{board_port}/mcp", mode="legacy", message_handler=on_message
+        ) as client:
+            advertised = client.server_capabilities.tools
+            await wait_for_state(client, "remote", "HEALTHY")
+            await wait_for_state(client, "local", "HEALTHY")
+            changed = anyio.Event()
+            stop(remote)
+            # No waiting for a state change: the refused request never left, so the fallback serves it.
+            fallback = await client.call_tool("work", {"n": 1})
+            with anyio.fail_after(10):
+                await changed.wait()
+            names = {tool.name for tool in (await client.list_tools()).tools}
+        assert stop(board) == 0
+    finally:
+        stop(remote)
+        if board is not None:
+            stop(board)
+
+    assert advertised is not None and advertised.list_changed is True
+    assert fallback.structured_content == {"echo": {"n": 1}, "server": "local", "call": 1}
+    assert "remote.work" not in names and {"local.work", "work"} <= names
+    assert downstreams.calls("remote") == 0
 
 
 def rebinding_attempt(url: str) -> tuple[int, str]:

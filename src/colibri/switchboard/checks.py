@@ -21,7 +21,8 @@ from colibri.switchboard.states import Evidence, Signal
 from colibri.switchboard.transport import DownstreamSession
 
 COLIBRI = "colibri"
-PASSED = Evidence(Signal.PASS)
+PASSED = Evidence(Signal.PASS)  # a real tool call worked
+ALIVE = Evidence(Signal.ALIVE)  # the server answers; says nothing about whether calls work
 
 
 class CheckKind(StrEnum):
@@ -41,7 +42,7 @@ class CheckRecord:
 
     @property
     def ok(self) -> bool:
-        return self.evidence.signal is Signal.PASS
+        return self.evidence.signal in (Signal.PASS, Signal.ALIVE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +60,10 @@ async def run_check(
     try:
         if kind is CheckKind.LIVENESS:
             await session.ping(timeout)
-            evidence = PASSED
+            evidence = ALIVE
         elif kind is CheckKind.READINESS:
             tools = await session.list_tools(timeout)
-            evidence = await _colibri_ready(session, timeout) if session.server_name == COLIBRI else PASSED
+            evidence = await _colibri_ready(session, timeout) if session.server_name == COLIBRI else ALIVE
         else:
             evidence = await _capability(session, timeout, deep)
     except DownstreamError as exc:
@@ -84,12 +85,12 @@ async def _colibri_ready(session: DownstreamSession, timeout: float) -> Evidence
             f"server_health reports phase {data['phase']} and mode {data['mode']} "
             "(phase2 and a mode other than MINIMAL are required)",
         )
-    return PASSED
+    return ALIVE
 
 
 async def _capability(session: DownstreamSession, timeout: float, deep: DeepCheck | None) -> Evidence:
     if deep is None:
-        return PASSED
+        return ALIVE
     result = await session.call_tool(deep.tool, dict(deep.arguments), timeout)
     if result.is_error:
         text = " ".join(block.text for block in result.content if isinstance(block, types.TextContent))

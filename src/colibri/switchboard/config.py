@@ -22,7 +22,8 @@ from colibri.switchboard.errors import ConfigError
 STATUS_TOOL = "switchboard_status"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
-Seconds = Annotated[float, Field(gt=0)]
+# Finite: `Infinity` (which JSON parsers accept) as a timeout would let a call hang forever.
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,8 +280,12 @@ def _first_problem(exc: ValidationError) -> ConfigError:
         expected = f"{noun} > {context['gt']:g}"
     elif kind == "greater_than_equal":
         expected = f"an integer >= {context['ge']}"
+    elif kind == "finite_number":
+        expected = "a finite number of seconds" if str(loc[-1]).endswith("_s") else "a finite number"
     elif kind == "too_short":
         expected = "a non-empty value"
+    elif kind == "string_too_short":
+        expected = "a non-empty string"
     elif kind == "string_pattern_mismatch":
         expected = "an http:// or https:// URL"
     elif kind == "literal_error":

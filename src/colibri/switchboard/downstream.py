@@ -225,12 +225,17 @@ class Downstream:
         self._timeline.last_round = self._clock()
         if ticket is None:  # a real call holds the trial slot of PROBATION
             return
-        verdict = Evidence(Signal.PASS, detail=", ".join(kinds))
+        # Only a capability check that passed proves calls work; liveness and readiness show life.
+        proven = False
+        verdict: Evidence | None = None
         for kind in kinds:
             checked = await self._check(session, kind)
             if not checked.record.ok:
                 verdict = checked.record.evidence
                 break
+            proven = proven or checked.record.evidence.signal is Signal.PASS
+        if verdict is None:
+            verdict = Evidence(Signal.PASS if proven else Signal.ALIVE, detail=", ".join(kinds))
         self._timeline.last_round = self._clock()
         self.machine.report(ticket, verdict)
         self.settled.set()

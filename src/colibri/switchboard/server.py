@@ -19,6 +19,7 @@ import anyio
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.server.transport_security import TransportSecuritySettings
@@ -93,7 +94,7 @@ def build_server(board: Switchboard) -> Server[Any]:
         await bus.publish(ToolsListChanged())
         await peers.notify()
 
-    server: Server[Any] = Server(
+    server: Server[Any] = _Gateway(
         SERVER_NAME,
         version=__version__,
         instructions=(
@@ -110,10 +111,30 @@ def build_server(board: Switchboard) -> Server[Any]:
     return server
 
 
+class _Gateway(Server[Any]):
+    """The SDK server, advertising `tools.listChanged` whichever transport asks.
+
+    The Streamable HTTP session manager builds the initialize answer from the defaults of
+    `create_initialization_options`, so the default itself must announce list changes.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
 async def serve_stdio(board: Switchboard) -> None:
     """Serve on stdin/stdout until stdin closes or a signal arrives."""
     server = build_server(board)
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    options = server.create_initialization_options()
     board_scope = anyio.CancelScope()
     board_done = anyio.Event()
 

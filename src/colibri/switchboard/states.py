@@ -9,6 +9,14 @@
     any --indeterminate--> UNHEALTHY           a lost connection --> STARTING (it is restarted),
                                                or QUARANTINE once it completes N consecutive failures
 
+Two kinds of good news: PASS (a real call or the capability check succeeded) proves that calls
+work; ALIVE (liveness/readiness passed) proves only that the process answers. ALIVE moves a server
+through the states as PASS does, but only PASS clears the failure streak and resets the cooldown:
+a server whose calls keep timing out while its pings answer, or whose process dies on every call
+and comes back healthy after each restart, must still reach the quarantine threshold. The streak
+survives restarts and quarantine; a server re-opened before any call succeeded has its cooldown
+doubled, as a failed trial would.
+
 Time comes from an injected monotonic clock, so every move is testable without sleeping. Evidence
 gathered under an older generation (a call sent before the last transition) no longer decides
 anything: it describes a state the server has already left.
@@ -41,7 +49,8 @@ ROUTABLE = frozenset({State.HEALTHY, State.PROBATION})
 
 
 class Signal(StrEnum):
-    PASS = "pass"
+    PASS = "pass"  # a real call or capability check succeeded: calls work
+    ALIVE = "alive"  # liveness/readiness passed: the process answers, calls may still fail
     FAIL = "fail"
     INDETERMINATE = "indeterminate"
     LOST = "lost"
@@ -173,7 +182,7 @@ class HealthMachine:
             if ticket.generation != self.generation:
                 return None
             self.release(ticket)
-        if evidence.signal is not Signal.PASS:
+        if evidence.signal not in (Signal.PASS, Signal.ALIVE):
             self.last_failure = evidence
         move = TABLE[(self.state, evidence.signal)](self, evidence)
         return None if move is None else self._enter(move)
@@ -194,11 +203,7 @@ class HealthMachine:
         self.generation += 1
         self._trial_in_flight = False
         self._reason = move.reason
-        if move.target is State.HEALTHY:
-            self._clear_streak()
-            self.cooldown_s = self.policy.cooldown_s
-        elif move.target is State.QUARANTINE:
-            self._clear_streak()
+        if move.target is State.QUARANTINE:
             self._opened_at = transition.at
         self.history.append(transition)
         for listener in self._listeners:
@@ -215,6 +220,11 @@ class HealthMachine:
         self.failures = 0
         self._streak.clear()
 
+    def _proven(self) -> None:
+        """Calls work again: forget the streak and the lengthened cooldown."""
+        self._clear_streak()
+        self.cooldown_s = self.policy.cooldown_s
+
     def _streak_reason(self) -> str:
         kinds = list(self._streak)
         if kinds and all(kind == kinds[0] for kind in kinds):
@@ -222,6 +232,9 @@ class HealthMachine:
         return f"{self.failures} consecutive failures ({', '.join(kinds)})"
 
     def _open(self) -> Move:
+        if self.failures > self.policy.failures_to_quarantine:
+            # Quarantined before and no call has succeeded since: open for longer.
+            self._lengthen_cooldown()
         self._open_reason = self._streak_reason()
         return Move(State.QUARANTINE, self._open_reason)
 
@@ -233,7 +246,9 @@ class HealthMachine:
 
 
 def _checks_passed(m: HealthMachine, e: Evidence) -> Move:
-    return Move(State.HEALTHY, f"checks passed{_suffix(e)}")
+    if e.signal is Signal.PASS:
+        m._proven()
+    return Move(State.HEALTHY, f"checks passed{_suffix(e)}{_streak_kept(m)}")
 
 
 def _start_failed(m: HealthMachine, e: Evidence) -> Move:
@@ -252,7 +267,12 @@ def _lost(m: HealthMachine, e: Evidence) -> Move:
 
 
 def _still_healthy(m: HealthMachine, e: Evidence) -> None:
-    m._clear_streak()
+    m._proven()
+
+
+def _still_alive(m: HealthMachine, e: Evidence) -> None:
+    """A ping between failing calls shows the process lives, not that calls work: keep the streak."""
+    return None
 
 
 def _failure_while_healthy(m: HealthMachine, e: Evidence) -> Move | None:
@@ -264,12 +284,16 @@ def _still_unhealthy(m: HealthMachine, e: Evidence) -> None:
 
 
 def _retry_passed(m: HealthMachine, e: Evidence) -> Move:
+    if e.signal is Signal.PASS:
+        m._clear_streak()
     return Move(State.PROBATION, f"retry passed{_suffix(e)}; admitting one trial request")
 
 
 def _probe_passed(m: HealthMachine, e: Evidence) -> Move | None:
     if m.cooldown_left() > 0:
         return None
+    if e.signal is Signal.PASS:
+        m._clear_streak()
     return Move(
         State.PROBATION, f"cooldown elapsed and probe passed{_suffix(e)}; admitting one trial request"
     )
@@ -285,10 +309,16 @@ def _quarantine_holds(m: HealthMachine, e: Evidence) -> None:
 
 
 def _trial_passed(m: HealthMachine, e: Evidence) -> Move:
+    m._proven()
     return Move(State.HEALTHY, f"trial request succeeded{_suffix(e)}")
 
 
+def _trial_checks_passed(m: HealthMachine, e: Evidence) -> Move:
+    return Move(State.HEALTHY, f"trial checks passed{_suffix(e)}{_streak_kept(m)}")
+
+
 def _trial_failed(m: HealthMachine, e: Evidence) -> Move:
+    m._count(e)
     m._lengthen_cooldown()
     m._open_reason = f"trial request failed ({e.describe()})"
     return Move(State.QUARANTINE, f"{m._open_reason}; cooldown {m.cooldown_s:g} s")
@@ -298,25 +328,34 @@ def _suffix(e: Evidence) -> str:
     return f" ({e.detail})" if e.detail else ""
 
 
+def _streak_kept(m: HealthMachine) -> str:
+    return f"; {m.failures} failure(s) in a row kept until a call succeeds" if m.failures else ""
+
+
 S, G = State, Signal
 TABLE: dict[tuple[State, Signal], Rule] = {
     (S.STARTING, G.PASS): _checks_passed,
+    (S.STARTING, G.ALIVE): _checks_passed,
     (S.STARTING, G.FAIL): _start_failed,
     (S.STARTING, G.INDETERMINATE): _indeterminate,
     (S.STARTING, G.LOST): _lost,
     (S.HEALTHY, G.PASS): _still_healthy,
+    (S.HEALTHY, G.ALIVE): _still_alive,
     (S.HEALTHY, G.FAIL): _failure_while_healthy,
     (S.HEALTHY, G.INDETERMINATE): _indeterminate,
     (S.HEALTHY, G.LOST): _lost,
     (S.UNHEALTHY, G.PASS): _retry_passed,
+    (S.UNHEALTHY, G.ALIVE): _retry_passed,
     (S.UNHEALTHY, G.FAIL): _still_unhealthy,
     (S.UNHEALTHY, G.INDETERMINATE): _still_unhealthy,
     (S.UNHEALTHY, G.LOST): _lost,
     (S.QUARANTINE, G.PASS): _probe_passed,
+    (S.QUARANTINE, G.ALIVE): _probe_passed,
     (S.QUARANTINE, G.FAIL): _probe_failed,
     (S.QUARANTINE, G.INDETERMINATE): _indeterminate,
     (S.QUARANTINE, G.LOST): _quarantine_holds,
     (S.PROBATION, G.PASS): _trial_passed,
+    (S.PROBATION, G.ALIVE): _trial_checks_passed,
     (S.PROBATION, G.FAIL): _trial_failed,
     (S.PROBATION, G.INDETERMINATE): _indeterminate,
     (S.PROBATION, G.LOST): _trial_failed,

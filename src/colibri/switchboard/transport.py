@@ -13,11 +13,13 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.session import IncomingMessage
@@ -48,6 +50,22 @@ importlib.import_module("referencing")
 
 LIST_PAGE_CAP = 100
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+# The SDK's own defaults for its HTTP client: a long read timeout, as a server may hold a stream open.
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+# httpx errors raised before any byte of the request left: the server cannot have acted on it.
+UNSENT_HTTP_ERRORS = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
+
+
+@dataclass(slots=True)
+class _Attempt:
+    """One request in flight; the HTTP transport marks it when the request could not be sent."""
+
+    unsent: bool = False
+
+
+# The SDK runs each HTTP request in a copy of the sender's context, so the mark lands on the
+# sender's own `_Attempt` (a refused connection otherwise looks like one lost mid-call).
+_ATTEMPT: ContextVar[_Attempt | None] = ContextVar("colibri_switchboard_attempt", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,12 +198,16 @@ class SdkSession:
         if self._closed.is_set():
             raise NotSent("the connection is closed")
         unwritten = WRITE_FAILED.set(False)
+        attempt = _Attempt()
+        current = _ATTEMPT.set(attempt)
         try:
             with anyio.fail_after(timeout):
                 yield
         except TimeoutError:
             raise CallTimedOut(f"no answer within {timeout:g} s") from None
         except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED and attempt.unsent:
+                raise NotSent("the connection was refused before the request could be sent") from exc
             if exc.code == CONNECTION_CLOSED and WRITE_FAILED.get():
                 raise NotSent("the connection closed before the request could be written") from exc
             if exc.code == CONNECTION_CLOSED:
@@ -201,6 +223,7 @@ class SdkSession:
             # The SDK raises RuntimeError when structured content breaks the tool's output schema.
             raise MalformedResult(_first_line(str(exc))) from exc
         finally:
+            _ATTEMPT.reset(current)
             WRITE_FAILED.reset(unwritten)
 
 
@@ -210,7 +233,7 @@ class _WatchedTransport:
     def __init__(self, spec: ServerSpec, on_eof: Callable[[str], None]) -> None:
         self._on_eof = on_eof
         if spec.url is not None:
-            self._inner: AbstractAsyncContextManager[Any] = streamable_http_client(spec.url)
+            self._inner: AbstractAsyncContextManager[Any] = _http_streams(spec.url)
             self._eof_reason = "the connection closed"
         else:
             assert spec.command is not None
@@ -228,6 +251,36 @@ class _WatchedTransport:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
         return await self._inner.__aexit__(exc_type, exc, tb)
+
+
+@asynccontextmanager
+async def _http_streams(url: str) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's Streamable HTTP transport over a client that notices requests that never left."""
+    transport = _UnsentWatch(httpx2.AsyncHTTPTransport())
+    async with (
+        httpx2.AsyncClient(timeout=HTTP_TIMEOUT, transport=transport) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+class _UnsentWatch(httpx2.AsyncBaseTransport):
+    """Marks the current `_Attempt` unsent when the connection fails before the request is sent."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await self._inner.handle_async_request(request)
+        except UNSENT_HTTP_ERRORS:
+            attempt = _ATTEMPT.get()
+            if attempt is not None:
+                attempt.unsent = True
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 class _WatchedReadStream(ReceiveIteration):
