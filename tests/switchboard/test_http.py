@@ -38,6 +38,27 @@ def start_remote(downstreams: Downstreams, port: int) -> subprocess.Popen[bytes]
     return subprocess.Popen([sys.executable, str(FAULT_SERVER), "--http", f"127.0.0.1:{port}"], env=env)
 
 
+def start_board(
+    tmp_path: Path, downstreams: Downstreams, remote_port: int, board_port: int, health: dict[str, float]
+) -> subprocess.Popen[bytes]:
+    """An HTTP switchboard before the remote (by url) and a local fault server, `work` falling back."""
+    config = write_config(
+        tmp_path,
+        {"remote": {"url": f"http://127.0.0.1:{remote_port}/mcp"}, "local": downstreams.fault("local")},
+        fallbacks={"work": ["remote.work", "local.work"]},
+        health=health,
+    )
+    board = subprocess.Popen(
+        switchboard_command(config, "--http", f"127.0.0.1:{board_port}"), env=switchboard_env()
+    )
+    try:
+        wait_for_port(board_port, board)
+    except BaseException:
+        stop(board)
+        raise
+    return board
+
+
 async def test_http_clients_and_an_http_downstream(tmp_path: Path) -> None:
     downstreams = Downstreams(tmp_path)
     remote_port, board_port = free_port(), free_port()
@@ -45,16 +66,8 @@ async def test_http_clients_and_an_http_downstream(tmp_path: Path) -> None:
     board = None
     try:
         wait_for_port(remote_port, remote)
-        config = write_config(
-            tmp_path,
-            {"remote": {"url": f"http://127.0.0.1:{remote_port}/mcp"}, "local": downstreams.fault("local")},
-            fallbacks={"work": ["remote.work", "local.work"]},
-            health={"liveness_s": 0.2, "readiness_s": 1, "check_timeout_s": 0.5, "cooldown_s": 30},
-        )
-        board = subprocess.Popen(
-            switchboard_command(config, "--http", f"127.0.0.1:{board_port}"), env=switchboard_env()
-        )
-        wait_for_port(board_port, board)
+        health = {"liveness_s": 0.2, "readiness_s": 1, "check_timeout_s": 0.5, "cooldown_s": 30}
+        board = start_board(tmp_path, downstreams, remote_port, board_port, health)
         url = f"http://127.0.0.1:{board_port}/mcp"
 
         async with Client(url, mode="legacy") as client:
@@ -107,17 +120,9 @@ async def test_a_refused_http_downstream_falls_back_at_once_and_list_changes_are
 
     try:
         wait_for_port(remote_port, remote)
-        config = write_config(
-            tmp_path,
-            {"remote": {"url": f"http://127.0.0.1:{remote_port}/mcp"}, "local": downstreams.fault("local")},
-            fallbacks={"work": ["remote.work", "local.work"]},
-            # Checks so rare that only the call itself can find the remote gone.
-            health={"liveness_s": 30, "readiness_s": 30, "check_timeout_s": 1, "cooldown_s": 30},
-        )
-        board = subprocess.Popen(
-            switchboard_command(config, "--http", f"127.0.0.1:{board_port}"), env=switchboard_env()
-        )
-        wait_for_port(board_port, board)
+        # Checks so rare that only the call itself can find the remote gone.
+        health = {"liveness_s": 30, "readiness_s": 30, "check_timeout_s": 1, "cooldown_s": 30}
+        board = start_board(tmp_path, downstreams, remote_port, board_port, health)
         async with Client(
             f"http://127.0.0.1:{board_port}/mcp", mode="legacy", message_handler=on_message
         ) as client:
