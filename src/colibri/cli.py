@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -111,8 +112,9 @@ def _serve(config: Config) -> int:
     logs.configure(config.log_level)
     app = App(config)
     database = "none (MINIMAL)" if config.mode.value == "MINIMAL" else str(config.db_path.resolve())
-    app_log = __import__("logging").getLogger("colibri")
-    app_log.info("colibri %s serving MCP on stdio; mode %s, database %s", __version__, config.mode, database)
+    logging.getLogger("colibri").info(
+        "colibri %s serving MCP on stdio; mode %s, database %s", __version__, config.mode, database
+    )
     anyio.run(serve_stdio, app)
     return EXIT_OK
 

@@ -37,7 +37,6 @@ class Chain:
 
     def __init__(self, tools: Mapping[str, Tool], state: ServerState) -> None:
         deps = ChainDeps(tools=tools, state=state, audit=AuditLog(state), lock=anyio.Lock(fast_acquire=True))
-        self.tools = tools
         self.lock = deps.lock
         self._entry = _compose([stage(deps) for stage in STAGES])
 

@@ -25,8 +25,6 @@ TRANSITIONS: dict[Status, tuple[Status, ...]] = {
 }
 
 INITIAL: Status = "todo"
-# Work that is over: such a task neither waits nor blocks anything any more.
-CLOSED: frozenset[Status] = frozenset({"done", "cancelled"})
 
 
 def allowed_targets(current: Status) -> tuple[Status, ...]:
@@ -42,7 +40,3 @@ def check_transition(task_id: str, current: Status, target: Status) -> None:
     """Raise ERR_INVALID_TRANSITION unless the table allows `current` → `target`."""
     if not is_allowed(current, target):
         raise errors.invalid_transition(task_id, current, target, allowed_targets(current))
-
-
-def is_open(status: Status) -> bool:
-    return status not in CLOSED
