@@ -33,6 +33,8 @@ from mcp.client.stdio import get_default_environment
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from colibri.inflight import DEFAULT_LIMIT_S, answer_before_eof
+
 LINE_LIMIT = 64 * 1024 * 1024
 
 # Set in the sending task when a message could not be written: the peer never got that request.
@@ -40,11 +42,20 @@ LINE_LIMIT = 64 * 1024 * 1024
 WRITE_FAILED: ContextVar[bool] = ContextVar("colibri_switchboard_write_failed", default=False)
 
 
-def stdio_streams() -> AbstractAsyncContextManager[tuple[Any, Any]]:
-    """(read stream, write stream) over stdin/stdout for `Server.run`."""
+def stdio_streams(answer_within_s: float = DEFAULT_LIMIT_S) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+    """(read stream, write stream) over stdin/stdout for `Server.run`; every request read before
+    stdin's end is answered first (bounded by `answer_within_s`, see inflight.py)."""
     if _pollable(sys.stdin.fileno()) and _pollable(sys.stdout.fileno()):
-        return _pipe_streams()
-    return stdio_server()
+        return _answering(_pipe_streams(), answer_within_s)
+    return _answering(stdio_server(), answer_within_s)
+
+
+@asynccontextmanager
+async def _answering(
+    streams: AbstractAsyncContextManager[tuple[Any, Any]], limit_s: float
+) -> AsyncIterator[tuple[Any, Any]]:
+    async with streams as (read_stream, write_stream):
+        yield answer_before_eof(read_stream, write_stream, limit_s)
 
 
 def _pollable(descriptor: int) -> bool:

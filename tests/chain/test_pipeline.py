@@ -45,7 +45,13 @@ def _save(ctx: ToolContext, args: Note) -> Saved:
 
 def _tool(name: str, pattern: ErrorPattern) -> Tool:
     return Tool(
-        name=name, description="test", input_model=Note, output_model=Saved, handler=_save, pattern=pattern
+        name=name,
+        title="Test",
+        description="test",
+        input_model=Note,
+        output_model=Saved,
+        handler=_save,
+        pattern=pattern,
     )
 
 
@@ -203,12 +209,18 @@ def test_tool_names_must_be_in_the_admission_table() -> None:
 
 def test_pattern_b_output_schema_admits_the_domain_error() -> None:
     schema: dict[str, Any] = _tool("task_create", ErrorPattern.B).output_schema
-    variants = [set(variant["properties"]) for variant in schema["properties"]["data"]["anyOf"]]
+    success, failure = schema["anyOf"]
+    variants = [set(variant["properties"]) for variant in success["properties"]["data"]["anyOf"]]
     assert variants == [{"title"}, {"ok", "error"}]
-    assert "$defs" not in schema
+    assert failure["properties"]["ok"]["const"] is False
+    assert "$defs" not in str(schema)
 
 
-def test_pattern_a_output_schema_is_the_plain_success_envelope() -> None:
+def test_pattern_a_output_schema_is_the_success_or_the_chain_error() -> None:
     schema: dict[str, Any] = _tool("thought_record", ErrorPattern.A).output_schema
-    assert set(schema["properties"]["data"]["properties"]) == {"title"}
-    assert schema["required"] == ["ok", "data"]
+    assert schema["type"] == "object"
+    success, failure = schema["anyOf"]
+    assert set(success["properties"]["data"]["properties"]) == {"title"}
+    assert success["required"] == ["ok", "data"]
+    assert failure["required"] == ["ok", "error"]
+    assert failure["properties"]["error"]["required"] == ["code", "message", "details"]

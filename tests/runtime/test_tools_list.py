@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from colibri.runtime.modes import Mode, admitted_tools
+from colibri.runtime.modes import TOOL_CLASSES, Mode, ToolClass, admitted_tools
 from tests.support import call, clean_env, connect, ok_data
 
 pytestmark = pytest.mark.anyio
@@ -31,9 +31,18 @@ async def test_lists_exactly_the_admitted_tools_with_schemas(tmp_path: Path, mod
         assert tool.description
         assert tool.input_schema["type"] == "object"
         assert tool.output_schema is not None
-        assert tool.output_schema["properties"]["ok"] == {"const": True, "title": "Ok", "type": "boolean"}
+        assert tool.output_schema["type"] == "object"
+        success, failure = tool.output_schema["anyOf"]
+        assert success["properties"]["ok"] == {"const": True, "title": "Ok", "type": "boolean"}
+        assert failure["properties"]["ok"] == {"const": False, "title": "Ok", "type": "boolean"}
         assert "$ref" not in str(tool.output_schema), "schemas are advertised self-contained"
+        assert tool.title
         assert tool.annotations is not None
+        assert tool.annotations.title == tool.title
+        assert tool.annotations.read_only_hint is (TOOL_CLASSES[tool.name] is not ToolClass.WRITE)
+        assert tool.annotations.open_world_hint is False
+        assert tool.annotations.destructive_hint is not None
+        assert tool.annotations.idempotent_hint is not None
 
 
 async def test_admission_table_knows_all_fourteen_tools() -> None:

@@ -27,5 +27,13 @@ class ServerState:
     db: Database | None = None
     boot_error: str | None = None
 
+    @property
+    def reported_mode(self) -> Mode:
+        """The mode health shows: the declared one while phase 2 is still under way, so that
+        "still starting" (declared mode, phase1) and "boot failed" (MINIMAL, phase1) never look alike."""
+        if self.phase == "phase1" and self.boot_error is None:
+            return self.declared_mode
+        return self.mode
+
     def uptime_ms(self) -> int:
         return max(0, int((time.monotonic() - self.boot_start) * 1000))

@@ -89,6 +89,8 @@ class SwitchboardConfig:
 
     servers: tuple[ServerSpec, ...]
     fallbacks: Mapping[str, tuple[Target, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    # How long the first tools/list (and early calls) wait for every downstream's first verdict.
+    startup_wait_s: float = 10.0
 
     def server(self, name: str) -> ServerSpec:
         return next(spec for spec in self.servers if spec.name == name)
@@ -138,6 +140,7 @@ class _File(_Strict):
     mcpServers: Annotated[dict[str, _Server], Field(min_length=1)]
     fallbacks: dict[str, Annotated[list[str], Field(min_length=1)]] = {}
     health: _Health = _Health()
+    startup_wait_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -194,7 +197,8 @@ def _build(parsed: _File) -> SwitchboardConfig:
                 "expected a capability name of 1-64 letters, digits, '_' or '-' "
                 f"(no dots, not {STATUS_TOOL!r}), so it cannot clash with a namespaced tool",
             )
-    return SwitchboardConfig(servers=servers, fallbacks=MappingProxyType(fallbacks))
+    startup = {} if parsed.startup_wait_s is None else {"startup_wait_s": parsed.startup_wait_s}
+    return SwitchboardConfig(servers=servers, fallbacks=MappingProxyType(fallbacks), **startup)
 
 
 def _server(name: str, entry: _Server, globals_: dict[str, Any]) -> ServerSpec:
@@ -279,7 +283,8 @@ def _first_problem(exc: ValidationError) -> ConfigError:
         noun = "a number of seconds" if str(loc[-1]).endswith("_s") else "a number"
         expected = f"{noun} > {context['gt']:g}"
     elif kind == "greater_than_equal":
-        expected = f"an integer >= {context['ge']}"
+        noun = "a number of seconds" if str(loc[-1]).endswith("_s") else "an integer"
+        expected = f"{noun} >= {context['ge']:g}"
     elif kind == "finite_number":
         expected = "a finite number of seconds" if str(loc[-1]).endswith("_s") else "a finite number"
     elif kind == "too_short":

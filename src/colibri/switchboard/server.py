@@ -73,6 +73,7 @@ def build_server(board: Switchboard) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        await board.started()
         return types.ListToolsResult(tools=board.tools())
 
     async def call_tool(
@@ -84,7 +85,12 @@ def build_server(board: Switchboard) -> Server[Any]:
             raise
         except Exception as exc:
             log.exception("switchboard failed routing %s", params.name)
-            return envelopes.error(HANDLER_ERROR, f"the switchboard failed: {exc}", tool=params.name)
+            return envelopes.error(
+                HANDLER_ERROR,
+                f"the switchboard failed: {exc}",
+                schemas=board.router.schemas_for(params.name),
+                tool=params.name,
+            )
 
     async def remember_peer(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         peers.remember(ctx)
@@ -146,7 +152,11 @@ async def serve_stdio(board: Switchboard) -> None:
     async with anyio.create_task_group() as tasks:
         await tasks.start(run_board)
         tasks.start_soon(_exit_on_signal, board_scope, board_done)
-        async with stdio_streams() as (read_stream, write_stream):
+        # Requests read before stdin's end are answered first; none can take longer than this.
+        answer_within_s = board.config.startup_wait_s + max(
+            (spec.health.call_timeout_s for spec in board.config.servers), default=0.0
+        )
+        async with stdio_streams(answer_within_s + SHUTDOWN_GRACE_S) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, options)
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()

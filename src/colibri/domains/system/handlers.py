@@ -7,7 +7,7 @@ from colibri.tools.spec import ToolContext
 
 def ping(ctx: ToolContext, _: NoArguments) -> Ping:
     state = ctx.server
-    return Ping(version=state.version, mode=state.mode.value, uptime_ms=state.uptime_ms())
+    return Ping(version=state.version, mode=state.reported_mode.value, uptime_ms=state.uptime_ms())
 
 
 def health(ctx: ToolContext, _: NoArguments) -> Health:
@@ -18,7 +18,7 @@ def health(ctx: ToolContext, _: NoArguments) -> Health:
         uptime_ms=state.uptime_ms(),
         db_tables=_db_tables(state),
         phase=state.phase,
-        mode=state.mode.value,
+        mode=state.reported_mode.value,
     )
 
 
