@@ -72,3 +72,24 @@ def test_call_exits_2_on_bad_configuration(tmp_path: Path) -> None:
     result = _colibri("call", "server_ping", env=clean_env(tmp_path, COLIBRI_MODE="ADMIN"))
     assert result.returncode == 2
     assert "COLIBRI_MODE" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(["tools"], 0), (["call", "server_ping"], 0), (["call", "task_get", '{"task_id": "T-404"}'], 1)],
+)
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, args: list[str], code: int) -> None:
+    """`colibri tools | head -1`: the reader is gone before the output is written; nothing to report."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "colibri", *args],
+        env=clean_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # like `head` that has read what it wanted and left
+    with process.stderr:
+        stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == code, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
