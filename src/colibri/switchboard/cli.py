@@ -1,7 +1,8 @@
 """`colibri switchboard [run|status] --config FILE [--http HOST:PORT]`: read, validate, serve.
 
 Exit codes: 0 success, 1 `status` found a downstream that is not HEALTHY, 2 bad config or usage.
-Configuration is read here and nowhere else: the file, `--http`, and `COLIBRI_LOG_LEVEL`.
+Configuration is read here and nowhere else: the file, `--http`, `COLIBRI_LOG_LEVEL` and
+`COLIBRI_MAX_MESSAGE_BYTES`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ DEFAULT_HOST = "127.0.0.1"
 
 def run(action: str, config_path: str, http: str | None) -> int:
     """Entry point called by `colibri.cli`; returns the exit code."""
-    from colibri.runtime.config import LogLevel
+    from colibri.runtime.config import ConfigError as VariableError
+    from colibri.runtime.config import LogLevel, max_message_bytes
 
     try:
         config = load(config_path)
@@ -40,12 +42,17 @@ def run(action: str, config_path: str, http: str | None) -> int:
         valid = ", ".join(member.value for member in LogLevel)
         return _usage(f"COLIBRI_LOG_LEVEL={raw_level!r} is not valid; use one of: {valid}")
 
+    try:
+        limit = max_message_bytes(os.environ)
+    except VariableError as exc:
+        return _usage(str(exc))
+
     from colibri.runtime import logs
 
     logs.configure(level)
     if action == "status":
         return anyio.run(_status, config)
-    anyio.run(_serve, config, address)
+    anyio.run(_serve, config, address, limit)
     return EXIT_OK
 
 
@@ -60,13 +67,13 @@ def parse_address(text: str) -> tuple[str, int]:
     return host or DEFAULT_HOST, int(port_text)
 
 
-async def _serve(config: SwitchboardConfig, address: tuple[str, int] | None) -> None:
+async def _serve(config: SwitchboardConfig, address: tuple[str, int] | None, limit: int) -> None:
     from colibri.switchboard import server
     from colibri.switchboard.gateway import Switchboard
 
     board = Switchboard(config)
     if address is None:
-        await server.serve_stdio(board)
+        await server.serve_stdio(board, limit)
     else:
         await server.serve_http(board, *address)
 

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri import __version__
-from colibri.pipes import stdio_streams
+from colibri.pipes import LINE_LIMIT, stdio_streams
 from colibri.switchboard import envelopes
 from colibri.switchboard.errors import HANDLER_ERROR
 from colibri.switchboard.gateway import Switchboard
@@ -131,8 +131,8 @@ class _Gateway(Server[Any]):
         )
 
 
-async def serve_stdio(board: Switchboard) -> None:
-    """Serve on stdin/stdout until stdin closes or a signal arrives."""
+async def serve_stdio(board: Switchboard, limit: int = LINE_LIMIT) -> None:
+    """Serve on stdin/stdout until stdin closes or a signal arrives; `limit` caps one message."""
     server = build_server(board)
     options = server.create_initialization_options()
     board_scope = anyio.CancelScope()
@@ -146,7 +146,7 @@ async def serve_stdio(board: Switchboard) -> None:
     async with anyio.create_task_group() as tasks:
         await tasks.start(run_board)
         tasks.start_soon(_exit_on_signal, board_scope, board_done)
-        async with stdio_streams() as (read_stream, write_stream):
+        async with stdio_streams(limit) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, options)
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()
