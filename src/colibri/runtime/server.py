@@ -95,6 +95,7 @@ async def serve_stdio(app: App) -> None:
         anyio.create_task_group() as tasks,
     ):
         tasks.start_soon(app.boot)
+        tasks.start_soon(app.chain.write_later_rows)
         tasks.start_soon(_stop_on_signal, app)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()

@@ -86,7 +86,13 @@ class Database:
                 self.conn.execute(f"RELEASE {name}")
             raise
         self._depth -= 1
-        self.conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+        try:
+            self.conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+        except sqlite3.Error:
+            # A failed COMMIT can leave the transaction open; end it so the next one can begin.
+            if depth == 0 and self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
 
     def snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
         """Several reads that see one consistent state of the file; see `snapshot`."""
