@@ -9,6 +9,7 @@ import time
 from colibri.chain import envelope
 from colibri.chain.audit_log import FinishedCall
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
+from colibri.text import printable_tree
 
 log = logging.getLogger("colibri.chain")
 
@@ -21,6 +22,11 @@ class AuditExit:
         result = call.envelope
         assert result is not None
         call.text = envelope.to_json(result)
+        if not envelope.encodable(call.text):
+            # A string with lone surrogates (a file name that is not UTF-8, say) would make the
+            # hash, the audit row and the reply itself fail: send and record it escaped instead.
+            result = call.envelope = printable_tree(result)
+            call.text = envelope.to_json(result)
         outcome = envelope.outcome(result)
         duration_ms = (time.perf_counter() - call.started) * 1000
         result_hash = envelope.digest(call.text)
