@@ -31,7 +31,10 @@ def decode_cursor(cursor: str) -> int:
     body = cursor.removeprefix(_PREFIX)
     try:
         payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    except (ValueError, RecursionError):  # binascii.Error, UnicodeDecodeError, JSONDecodeError are ValueErrors
+    except (
+        ValueError,
+        RecursionError,
+    ):  # binascii.Error, UnicodeDecodeError, JSONDecodeError are ValueErrors
         raise ValueError(problem) from None
     after = payload.get("after") if isinstance(payload, dict) else None
     if type(after) is not int or not 0 <= after <= _MAX_AFTER:
