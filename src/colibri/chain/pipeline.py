@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import anyio
-import anyio.to_thread
 
 from colibri.chain import envelope
 from colibri.chain.audit_enter import AuditEnter
@@ -17,6 +16,7 @@ from colibri.chain.errors import ChainError
 from colibri.chain.tool_lock import ToolLock
 from colibri.chain.types import Call, ChainDeps, Envelope, Next, Stage
 from colibri.chain.validate import SchemaValidate
+from colibri.chain.worker import in_worker
 from colibri.runtime.state import ServerState
 from colibri.tools.spec import Tool
 
@@ -63,7 +63,7 @@ class Chain:
             self._wake = anyio.Event()
             await self._wake.wait()
             async with self.lock:
-                await anyio.to_thread.run_sync(self._audit.flush_later)
+                await in_worker(self._audit.flush_later)
             if self._audit.pending():  # the database was busy; try again a little later
                 await anyio.sleep(RETRY_LATER_S)
 

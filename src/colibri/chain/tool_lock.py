@@ -14,7 +14,7 @@ import uuid
 
 from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
-from colibri.chain.worker import in_worker
+from colibri.chain.worker import drive, in_worker
 from colibri.runtime.modes import TOOL_CLASSES, ToolClass, admitted_tools, is_admitted
 
 log = logging.getLogger("colibri.chain")
@@ -44,7 +44,7 @@ class ToolLock:
             return await call_next(call)
         async with self._lock:
             # Rows of calls answered inline are written first, under the same lock.
-            return await in_worker(self._audit.flush_later, call_next(call))
+            return await in_worker(drive, self._audit.flush_later, call_next(call))
 
     def _refusal(self, name: str) -> str:
         state = self._state
