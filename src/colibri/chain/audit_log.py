@@ -1,12 +1,21 @@
 """The `actions` table: one row per executed call, opened `running` and closed with its outcome.
 
 Where the mode allows no writes (READONLY, MINIMAL, or before phase 2) events go to the
-debug log instead, so a read-only database stays byte-for-byte unchanged.
+debug log instead, so a read-only database stays byte-for-byte unchanged. The debug log carries
+a digest of the arguments, never the arguments: they may hold secrets.
+
+Calls answered inline (the system tools) must not wait for the database, so their row is
+written later, whole, under the chain's lock: by the next call that takes the lock, by the
+flusher task the server runs, or at close.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import sqlite3
+import threading
+from dataclasses import dataclass
 
 from colibri.clock import utc_now
 from colibri.runtime.modes import writes_allowed
@@ -38,25 +47,55 @@ MIGRATIONS = [
 ]
 
 
+# Rows waiting for the lock; beyond this (a database locked for a long time) the oldest are dropped.
+MAX_LATER_ROWS = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedCall:
+    """A call answered without the database, to be recorded whole later."""
+
+    correlation_id: str
+    tool: str
+    arguments: str
+    outcome: str
+    result_hash: str
+    started_at: str
+    duration_ms: float
+
+
+def digest(arguments: str) -> str:
+    """What the debug log shows of a call's arguments: enough to match calls, nothing to read."""
+    return "sha256:" + hashlib.sha256(arguments.encode()).hexdigest()[:16]
+
+
 class AuditLog:
     """Writes audit events for the chain; raises sqlite3 errors for the stage to report."""
 
     def __init__(self, state: ServerState) -> None:
         self._state = state
+        self._later: list[FinishedCall] = []
+        self._later_lock = threading.Lock()  # appended on the event loop, flushed in a worker
 
     def _db(self) -> Database | None:
         state = self._state
         return state.db if state.db is not None and writes_allowed(state.mode) else None
 
-    def enter(self, correlation_id: str, tool: str, arguments: str) -> int | None:
+    def writes(self) -> bool:
+        """True when events go to the database (else to the debug log)."""
+        return self._db() is not None
+
+    def enter(
+        self, correlation_id: str, tool: str, arguments: str, started_at: str | None = None
+    ) -> int | None:
         db = self._db()
         if db is None:
-            log.debug("audit-enter %s %s %s", tool, correlation_id, arguments)
+            log.debug("audit-enter %s %s arguments=%s", tool, correlation_id, digest(arguments))
             return None
         cursor = db.execute(
             "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at)"
             " VALUES (?, ?, ?, 'running', ?)",
-            (correlation_id, tool, arguments, utc_now()),
+            (correlation_id, tool, arguments, started_at or utc_now()),
         )
         return cursor.lastrowid
 
@@ -80,6 +119,70 @@ class AuditLog:
             " VALUES (?, ?, 'null', 'denied', ?, 0)",
             (correlation_id, tool, utc_now()),
         )
+
+    def later(self, row: FinishedCall) -> bool:
+        """Keep the row of a call answered inline; True when it waits for `flush_later`."""
+        if self._db() is None:
+            log.debug(
+                "audit %s %s arguments=%s outcome=%s %s %.3fms",
+                row.tool,
+                row.correlation_id,
+                digest(row.arguments),
+                row.outcome,
+                row.result_hash,
+                row.duration_ms,
+            )
+            return False
+        with self._later_lock:
+            self._later.append(row)
+            if len(self._later) > MAX_LATER_ROWS:
+                del self._later[0]
+                log.error("audit rows of inline calls are piling up (database unavailable); dropped one")
+        return True
+
+    def pending(self) -> bool:
+        return bool(self._later)
+
+    def flush_later(self) -> None:
+        """Write the kept rows in one transaction; on failure keep them for the next attempt.
+        Blocks on the database: call it under the chain's lock, off the event loop."""
+        db = self._db()
+        with self._later_lock:
+            rows, self._later = self._later, []
+        if db is None or not rows:
+            return
+        try:
+            with db.atomic() as conn:
+                conn.executemany(
+                    "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash,"
+                    " started_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            r.correlation_id,
+                            r.tool,
+                            r.arguments,
+                            r.outcome,
+                            r.result_hash,
+                            r.started_at,
+                            r.duration_ms,
+                        )
+                        for r in rows
+                    ],
+                )
+        except sqlite3.Error as exc:
+            if not is_busy(exc):
+                log.error("audit sink failed writing %d row(s) of inline calls: %s", len(rows), exc)
+                return
+            log.warning("database busy: %d audit row(s) of inline calls wait for the next try", len(rows))
+            with self._later_lock:
+                self._later[:0] = rows[-MAX_LATER_ROWS:]
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """True for SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock; trying later may work."""
+    return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or (
+        "locked" in str(exc)
+    )
 
 
 def mark_interrupted(db: Database) -> int:

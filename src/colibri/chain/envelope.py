@@ -52,5 +52,13 @@ def to_json(envelope: Envelope) -> str:
     return json.dumps(envelope, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()

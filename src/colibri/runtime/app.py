@@ -58,6 +58,7 @@ class App:
         return await self.chain.run(tool_name, arguments)
 
     def close(self) -> None:
+        self.chain.close()
         db, self.state.db = self.state.db, None
         if db is not None:
             db.close()

@@ -13,6 +13,9 @@ from colibri.runtime.modes import Mode
 
 E = TypeVar("E", bound=StrEnum)
 
+MAX_MESSAGE_VARIABLE = "COLIBRI_MAX_MESSAGE_BYTES"
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
 
 class LogLevel(StrEnum):
     ERROR = "error"
@@ -41,6 +44,7 @@ class Config:
     skills_dirs: tuple[Path, ...] | None = None  # None: the default roots of SPEC §6
     log_level: LogLevel = LogLevel.INFO
     db_sync: DbSync = DbSync.NORMAL
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -56,7 +60,17 @@ class Config:
             skills_dirs=skills_dirs,
             log_level=_choice(env, "COLIBRI_LOG_LEVEL", LogLevel, "info"),
             db_sync=_choice(env, "COLIBRI_DB_SYNC", DbSync, "normal"),
+            max_message_bytes=max_message_bytes(env),
         )
+
+
+def max_message_bytes(env: Mapping[str, str]) -> int:
+    """COLIBRI_MAX_MESSAGE_BYTES: the longest JSON-RPC line either program reads (both use it)."""
+    raw = env.get(MAX_MESSAGE_VARIABLE) or str(DEFAULT_MAX_MESSAGE_BYTES)
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit() or not 1024 <= int(text) <= 2**31:
+        raise ConfigError(MAX_MESSAGE_VARIABLE, raw, ["a whole number of bytes from 1024 to 2147483648"])
+    return int(text)
 
 
 def _choice(env: Mapping[str, str], variable: str, enum: type[E], default: str, *, upper: bool = False) -> E:

@@ -98,8 +98,12 @@ def build_server(app: App) -> Server[Any]:
 async def serve_stdio(app: App) -> None:
     """Phase 1: transport up at once; phase 2 runs beside it. Returns on stdin EOF."""
     server = build_server(app)
-    async with stdio_streams() as (read_stream, write_stream), anyio.create_task_group() as tasks:
+    async with (
+        stdio_streams(app.config.max_message_bytes) as (read_stream, write_stream),
+        anyio.create_task_group() as tasks,
+    ):
         tasks.start_soon(app.boot)
+        tasks.start_soon(app.chain.write_later_rows)
         tasks.start_soon(_stop_on_signal, app)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()

@@ -25,7 +25,10 @@ class ServerState:
     # Until phase 2 succeeds only the system tools are admitted; it never widens silently.
     mode: Mode = Mode.MINIMAL
     db: Database | None = None
-    boot_error: str | None = None
+    # Counted once the schema is final (end of phase 2): health answers without touching the
+    # database, so a lock held by another process never delays it.
+    db_tables: int = 0
+    boot_error: str | None = None  # shown to clients: no absolute paths
 
     @property
     def reported_mode(self) -> Mode:

@@ -6,6 +6,7 @@ propagate as they are, so the chain can report them as handler errors with their
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -43,10 +44,7 @@ class Database:
                         f"database file {path} does not exist; open it once in FULL to create it"
                     )
                 conn = sqlite3.connect(
-                    f"{path.resolve().as_uri()}?mode=ro",
-                    uri=True,
-                    isolation_level=None,
-                    check_same_thread=False,
+                    _readonly_uri(path), uri=True, isolation_level=None, check_same_thread=False
                 )
             else:
                 if path.is_dir():
@@ -64,7 +62,13 @@ class Database:
             # Reading the schema proves the file is a database (a corrupt file fails here).
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except (sqlite3.Error, OSError) as exc:
-            raise StorageError(f"cannot open database {path}: {exc}") from exc
+            hint = ""
+            if readonly and _wal(path).exists() and not os.access(path.parent, os.W_OK):
+                hint = (
+                    f"; its write-ahead log {_wal(path).name} holds changes that read-only storage cannot "
+                    "replay: open it once in FULL where the folder is writable"
+                )
+            raise StorageError(f"cannot open database {path}: {exc}{hint}") from exc
         return cls(conn, path, readonly=readonly)
 
     @contextmanager
@@ -86,7 +90,13 @@ class Database:
                 self.conn.execute(f"RELEASE {name}")
             raise
         self._depth -= 1
-        self.conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+        try:
+            self.conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+        except sqlite3.Error:
+            # A failed COMMIT can leave the transaction open; end it so the next one can begin.
+            if depth == 0 and self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
 
     def snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
         """Several reads that see one consistent state of the file; see `snapshot`."""
@@ -114,6 +124,25 @@ class Database:
             self._checkpointer.stop()
             self._checkpointer = None
         self.conn.close()  # the last connection to close checkpoints the WAL and removes it
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def _readonly_uri(path: Path) -> str:
+    """`mode=ro`; on storage we cannot write, with no log to replay, `immutable=1` as well.
+
+    A read-only connection to a WAL database still creates `-wal` and `-shm` beside it, which
+    read-only storage refuses ("unable to open database file", "attempt to write a readonly
+    database"). Where we cannot write and there is no `-wal`, no writer can be live there
+    either (a WAL writer keeps its log while it is open), so SQLite may treat the file as
+    immutable: no locks, no side files, nothing left behind.
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    if not os.access(path.parent, os.W_OK) and not _wal(path).exists():
+        uri += "&immutable=1"
+    return uri
 
 
 @contextmanager

@@ -1,13 +1,15 @@
 """`colibri switchboard [run|status] --config FILE [--http HOST:PORT]`: read, validate, serve.
 
 Exit codes: 0 success, 1 `status` found a downstream that is not HEALTHY, 2 bad config or usage.
-Configuration is read here and nowhere else: the file, `--http`, and `COLIBRI_LOG_LEVEL`.
+Configuration is read here and nowhere else: the file, `--http`, `COLIBRI_LOG_LEVEL` and
+`COLIBRI_MAX_MESSAGE_BYTES` and the `COLIBRI_HTTP_*` limits (switchboard/http_limits.py).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -15,13 +17,17 @@ from colibri.switchboard.config import SwitchboardConfig, load
 from colibri.switchboard.downstream import CONNECT_TIMEOUT_S
 from colibri.switchboard.errors import ConfigError
 
+if TYPE_CHECKING:
+    from colibri.switchboard.http_limits import HttpLimits
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_HOST = "127.0.0.1"
 
 
 def run(action: str, config_path: str, http: str | None) -> int:
     """Entry point called by `colibri.cli`; returns the exit code."""
-    from colibri.runtime.config import LogLevel
+    from colibri.runtime.config import ConfigError as VariableError
+    from colibri.runtime.config import LogLevel, max_message_bytes
 
     try:
         config = load(config_path)
@@ -40,12 +46,20 @@ def run(action: str, config_path: str, http: str | None) -> int:
         valid = ", ".join(member.value for member in LogLevel)
         return _usage(f"COLIBRI_LOG_LEVEL={raw_level!r} is not valid; use one of: {valid}")
 
+    from colibri.switchboard.http_limits import HttpLimits
+
+    try:
+        limit = max_message_bytes(os.environ)
+        http_limits = HttpLimits.from_env(os.environ)
+    except (VariableError, ValueError) as exc:
+        return _usage(str(exc))
+
     from colibri.runtime import logs
 
     logs.configure(level)
     if action == "status":
         return anyio.run(_status, config)
-    anyio.run(_serve, config, address)
+    anyio.run(_serve, config, address, limit, http_limits)
     return EXIT_OK
 
 
@@ -60,15 +74,17 @@ def parse_address(text: str) -> tuple[str, int]:
     return host or DEFAULT_HOST, int(port_text)
 
 
-async def _serve(config: SwitchboardConfig, address: tuple[str, int] | None) -> None:
+async def _serve(
+    config: SwitchboardConfig, address: tuple[str, int] | None, limit: int, http_limits: HttpLimits
+) -> None:
     from colibri.switchboard import server
     from colibri.switchboard.gateway import Switchboard
 
     board = Switchboard(config)
     if address is None:
-        await server.serve_stdio(board)
+        await server.serve_stdio(board, limit)
     else:
-        await server.serve_http(board, *address)
+        await server.serve_http(board, *address, http_limits)
 
 
 async def _status(config: SwitchboardConfig) -> int:

@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,10 +27,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri import __version__
-from colibri.pipes import stdio_streams
+from colibri.pipes import LINE_LIMIT, stdio_streams
 from colibri.switchboard import envelopes
-from colibri.switchboard.errors import HANDLER_ERROR
+from colibri.switchboard.errors import HANDLER_ERROR, INVALID_PARAMS
 from colibri.switchboard.gateway import Switchboard
+from colibri.switchboard.http_limits import HttpLimits, allowed_hosts, timed_protocol
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -96,6 +97,22 @@ def build_server(board: Switchboard) -> Server[Any]:
         peers.remember(ctx)
         return await call_next(ctx)
 
+    async def refuse_non_object_arguments(
+        ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        # The SDK would answer a bare -32602 before `call_tool` runs; a tool's caller gets an envelope.
+        params = ctx.params if ctx.method == "tools/call" and isinstance(ctx.params, Mapping) else {}
+        arguments, name = params.get("arguments"), params.get("name")
+        if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
+            return envelopes.error(
+                INVALID_PARAMS,
+                f"arguments for {name} must be a JSON object, got {type(arguments).__name__}; "
+                'pass named arguments, e.g. {"key": "value"}, or {} for none',
+                tool=name,
+                issues=[{"path": "", "message": "expected an object", "type": "object_type"}],
+            )
+        return await call_next(ctx)
+
     async def tools_changed() -> None:
         await bus.publish(ToolsListChanged())
         await peers.notify()
@@ -112,7 +129,7 @@ def build_server(board: Switchboard) -> Server[Any]:
         on_subscriptions_listen=ListenHandler(bus),
     )
     # Replaces the SDK default (an OpenTelemetry span per message, a no-op without an exporter).
-    server.middleware = [remember_peer]
+    server.middleware = [remember_peer, refuse_non_object_arguments]
     board.on_tools_changed(tools_changed)
     return server
 
@@ -137,8 +154,8 @@ class _Gateway(Server[Any]):
         )
 
 
-async def serve_stdio(board: Switchboard) -> None:
-    """Serve on stdin/stdout until stdin closes or a signal arrives."""
+async def serve_stdio(board: Switchboard, limit: int = LINE_LIMIT) -> None:
+    """Serve on stdin/stdout until stdin closes or a signal arrives; `limit` caps one message."""
     server = build_server(board)
     options = server.create_initialization_options()
     board_scope = anyio.CancelScope()
@@ -156,17 +173,23 @@ async def serve_stdio(board: Switchboard) -> None:
         answer_within_s = board.config.startup_wait_s + max(
             (spec.health.call_timeout_s for spec in board.config.servers), default=0.0
         )
-        async with stdio_streams(answer_within_s + SHUTDOWN_GRACE_S) as (read_stream, write_stream):
+        async with stdio_streams(limit, answer_within_s + SHUTDOWN_GRACE_S) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, options)
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()
 
 
-async def serve_http(board: Switchboard, host: str, port: int) -> None:
+async def serve_http(board: Switchboard, host: str, port: int, limits: HttpLimits | None = None) -> None:
     """Serve Streamable HTTP at http://HOST:PORT/mcp until SIGINT or SIGTERM."""
+    limits = limits or HttpLimits()
     server = build_server(board)
-    app = server.streamable_http_app(host=host, transport_security=_security(host))
-    web = _web_server(app, host, port)
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=_security(host),
+        session_idle_timeout=limits.session_idle_s,
+        max_sessions=limits.max_sessions,
+    )
+    web = _web_server(app, host, port, limits)
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
         tasks.start_soon(_stop_web_on_signal, web)
@@ -176,7 +199,7 @@ async def serve_http(board: Switchboard, host: str, port: int) -> None:
         tasks.cancel_scope.cancel()
 
 
-def _web_server(app: Any, host: str, port: int) -> Any:
+def _web_server(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
     import uvicorn
 
     class Web(uvicorn.Server):
@@ -186,7 +209,16 @@ def _web_server(app: Any, host: str, port: int) -> Any:
             # shutdown and kill the process before the downstreams are closed.
             yield
 
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        http=timed_protocol(limits.header_timeout_s),
+        limit_concurrency=limits.max_connections,
+    )
     return Web(config)
 
 
@@ -198,14 +230,15 @@ async def _stop_web_on_signal(web: Any) -> None:
 
 
 def _security(host: str) -> TransportSecuritySettings | None:
-    """Loopback: the SDK's own DNS-rebinding settings. Elsewhere: protection on, for that host."""
+    """Loopback: the SDK's own DNS-rebinding settings. Elsewhere: protection on, for that host
+    (for a wildcard bind: the loopback names and this machine's names, see http_limits.py)."""
     if host in LOOPBACK:
         return None
-    shown = f"[{host}]" if ":" in host else host
+    hosts = allowed_hosts(host)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{shown}:*"],
-        allowed_origins=[f"http://{shown}:*", f"https://{shown}:*"],
+        allowed_hosts=hosts,
+        allowed_origins=[f"{scheme}://{name}" for name in hosts for scheme in ("http", "https")],
     )
 
 

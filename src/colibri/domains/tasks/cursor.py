@@ -10,6 +10,9 @@ import base64
 import json
 
 _PREFIX = "c1."
+_MAX_AFTER = 2**63 - 1  # SQLite's largest integer: a bigger one cannot be bound as a parameter
+# Our cursors are about 30 characters; anything much longer is not one, and is not decoded at all.
+_MAX_LENGTH = 64
 
 
 def encode_cursor(after_number: int) -> str:
@@ -23,14 +26,17 @@ def decode_cursor(cursor: str) -> int:
         "is not a cursor task_list returned; pass next_cursor from the previous page unchanged, "
         "or omit cursor to start from the first page"
     )
-    if not cursor.startswith(_PREFIX):
+    if not cursor.startswith(_PREFIX) or len(cursor) > _MAX_LENGTH:
         raise ValueError(problem)
     body = cursor.removeprefix(_PREFIX)
     try:
         payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    except ValueError:  # binascii.Error, UnicodeDecodeError and JSONDecodeError all are
+    except (
+        ValueError,
+        RecursionError,
+    ):  # binascii.Error, UnicodeDecodeError, JSONDecodeError are ValueErrors
         raise ValueError(problem) from None
     after = payload.get("after") if isinstance(payload, dict) else None
-    if type(after) is not int or after < 0:
+    if type(after) is not int or not 0 <= after <= _MAX_AFTER:
         raise ValueError(problem)
     return after
