@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.support import clean_env
+from tests.helpers import clean_env
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUESTS = [

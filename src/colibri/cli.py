@@ -13,8 +13,7 @@ from collections.abc import Sequence
 
 from colibri import __version__
 from colibri.runtime.config import Config, ConfigError
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _tools(config)
     if args.command == "call":
         return _call(args.tool, args.arguments)
-    from colibri.domains.trail.offline import run_verify
+    from colibri.verifier.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)
 
@@ -105,9 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _serve(config: Config) -> int:
     import anyio
 
-    from colibri.runtime import logs
     from colibri.runtime.app import App
     from colibri.runtime.server import serve_stdio
+    from colibri.serving import logs
 
     logs.configure(config.log_level)
     app = App(config)
@@ -120,11 +119,10 @@ def _serve(config: Config) -> int:
 
 
 def _tools(config: Config) -> int:
-    from colibri.runtime.modes import is_admitted
     from colibri.tools.catalog import TOOLS
 
     for tool in TOOLS:
-        if is_admitted(config.mode, tool.name):
+        if tool.admitted_in(config.mode):
             print(f"{tool.name}\t{tool.description}")
     return EXIT_OK
 

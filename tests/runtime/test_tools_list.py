@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from colibri.runtime.modes import Mode, admitted_tools
-from tests.support import call, clean_env, connect, ok_data
+from colibri.core.modes import Mode
+from colibri.tools.catalog import admitted_tools
+from tests.helpers import call, clean_env, connect, ok_data
 
 pytestmark = pytest.mark.anyio
 

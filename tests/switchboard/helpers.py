@@ -18,7 +18,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.session import MessageHandlerFnT
 
-from tests.support import call, clean_env
+from tests.helpers import call, clean_env
 
 FAULT_SERVER = Path(__file__).with_name("fault_server.py")
 FAST = {

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests.support import call, chain_error, envelope, ok_data
+from tests.helpers import call, chain_error, envelope, ok_data
 from tests.switchboard.helpers import FAST, Downstreams, switchboard, wait_for_state, write_config
 
 pytestmark = pytest.mark.anyio

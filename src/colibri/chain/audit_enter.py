@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 import uuid
 
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
+from colibri.core.errors import StorageError
 
 log = logging.getLogger("colibri.chain")
 
@@ -24,7 +24,7 @@ class AuditEnter:
             call.sequence_no = self._audit.enter(
                 call.correlation_id, call.tool_name, call.arguments.model_dump_json()
             )
-        except sqlite3.Error as exc:
+        except StorageError as exc:
             # The spec puts the response first: a broken sink is reported, never fatal.
             log.error("audit sink failed at audit-enter for %s: %s", call.tool_name, exc)
         return await call_next(call)

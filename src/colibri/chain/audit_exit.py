@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 
 from colibri.chain import envelope
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
+from colibri.core.errors import StorageError
 
 log = logging.getLogger("colibri.chain")
 
@@ -24,7 +24,7 @@ class AuditExit:
         duration_ms = (time.perf_counter() - call.started) * 1000
         try:
             self._audit.exit(call.sequence_no, outcome, envelope.digest(call.text), duration_ms)
-        except sqlite3.Error as exc:
+        except StorageError as exc:
             log.error("audit sink failed at audit-exit for %s: %s", call.tool_name, exc)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(

@@ -10,8 +10,8 @@ from pydantic import BaseModel
 
 from colibri.chain.errors import ChainError, HandlerError
 from colibri.chain.types import Envelope
-from colibri.errors import DomainError
-from colibri.tools.spec import ErrorPattern, Tool
+from colibri.core.errors import DomainError
+from colibri.core.spec import ErrorPattern, Tool
 
 
 def success(data: BaseModel | dict[str, Any]) -> Envelope:

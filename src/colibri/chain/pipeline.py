@@ -10,14 +10,14 @@ import anyio
 from colibri.chain import envelope
 from colibri.chain.audit_enter import AuditEnter
 from colibri.chain.audit_exit import AuditExit
-from colibri.chain.audit_log import AuditLog
 from colibri.chain.dispatch import Dispatch
 from colibri.chain.errors import ChainError
 from colibri.chain.tool_lock import ToolLock
 from colibri.chain.types import Call, ChainDeps, Envelope, Next, Stage
 from colibri.chain.validate import SchemaValidate
-from colibri.runtime.state import ServerState
-from colibri.tools.spec import Tool
+from colibri.core.spec import Tool
+from colibri.core.state import ServerState
+from colibri.storage.audit_log import AuditLog
 
 STAGES: tuple[type[Stage], ...] = (ToolLock, SchemaValidate, AuditEnter, Dispatch, AuditExit)
 

@@ -1,36 +1,42 @@
-"""Opaque task_list cursors: where the previous page stopped, in a form callers should not edit.
+"""Opaque page cursors, one codec for every list tool: the position after which the next page starts.
 
-Pages are keyset pages over the task's creation number, so inserting tasks between calls never
-makes a page repeat or skip an existing task.
+Pages are keyset pages over a number that never changes (a task's creation number, a record's
+seq), so inserting rows between calls never makes a page repeat or skip an existing row. A
+cursor is that number behind an opaque encoding; anything this server did not issue, or a
+number no row can have, is refused with a message that says what to pass instead.
 """
 
 from __future__ import annotations
 
 import base64
-import json
+import binascii
 
-_PREFIX = "c1."
-
-
-def encode_cursor(after_number: int) -> str:
-    payload = json.dumps({"after": after_number}, separators=(",", ":")).encode()
-    return _PREFIX + base64.urlsafe_b64encode(payload).decode().rstrip("=")
+_PREFIX = "after:"
+MAX_SEQ = 2**63 - 1  # the largest integer SQLite (and PostgreSQL's bigint) can store
 
 
-def decode_cursor(cursor: str) -> int:
-    """The creation number the next page starts after; ValueError if `cursor` is not ours."""
-    problem = (
-        "is not a cursor task_list returned; pass next_cursor from the previous page unchanged, "
-        "or omit cursor to start from the first page"
-    )
-    if not cursor.startswith(_PREFIX):
-        raise ValueError(problem)
-    body = cursor.removeprefix(_PREFIX)
+def encode_cursor(after: int) -> str:
+    """The cursor of the page that starts after position `after`."""
+    return base64.urlsafe_b64encode(f"{_PREFIX}{after}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, *, first_page: str = "the first page") -> int:
+    """The position a cursor points after; ValueError for anything this server did not issue.
+
+    `first_page` names what omitting the cursor gives, for the refusal's advice.
+    """
     try:
-        payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    except ValueError:  # binascii.Error, UnicodeDecodeError and JSONDecodeError all are
-        raise ValueError(problem) from None
-    after = payload.get("after") if isinstance(payload, dict) else None
-    if type(after) is not int or after < 0:
-        raise ValueError(problem)
-    return after
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        text = ""
+    number = text.removeprefix(_PREFIX)
+    # At most 19 digits before int(): a longer number is out of range anyway, and int() of a
+    # very long digit string raises its own ValueError.
+    valid = text.startswith(_PREFIX) and number.isascii() and number.isdigit() and len(number) <= 19
+    # Re-encoding must give the cursor back: base64 decoding alone would ignore stray characters.
+    if not valid or int(number) > MAX_SEQ or encode_cursor(int(number)) != cursor:
+        raise ValueError(
+            "cursor is not one this server issued; pass next_cursor from the previous page "
+            f"unchanged, or omit cursor to start from {first_page}"
+        )
+    return int(number)

@@ -7,17 +7,16 @@ in MINIMAL with phase1 and says why on stderr; it never widens to the declared m
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Sequence
 
 import anyio.to_thread
 
-from colibri.chain.audit_log import mark_interrupted
-from colibri.errors import StorageError
+from colibri.core.errors import StorageError
+from colibri.core.modes import opens_database, writes_allowed
+from colibri.core.state import ServerState
 from colibri.runtime.config import Config
-from colibri.runtime.modes import opens_database, writes_allowed
-from colibri.runtime.state import ServerState
-from colibri.storage import Database, Migration
+from colibri.storage import Database, Migration, open_database
+from colibri.storage.audit_log import mark_interrupted
 from colibri.storage.migrations import migrate, require_current
 
 log = logging.getLogger("colibri.boot")
@@ -26,7 +25,7 @@ log = logging.getLogger("colibri.boot")
 def open_runtime_database(config: Config, migrations: Sequence[Migration]) -> Database:
     """Open the file for the mode: migrate it where writes are allowed, else insist it is current."""
     readonly = not writes_allowed(config.mode)
-    db = Database.open(config.db_path, readonly=readonly, sync=config.db_sync.value)
+    db = open_database(config.db_path, readonly=readonly, sync=config.db_sync.value)
     try:
         if readonly:
             require_current(db, migrations)
@@ -48,7 +47,7 @@ async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Mi
         return
     try:
         db = await anyio.to_thread.run_sync(open_runtime_database, config, migrations)
-    except (StorageError, sqlite3.Error, OSError) as exc:
+    except StorageError as exc:
         state.boot_error = str(exc)
         log.error("boot failed, serving MINIMAL (server_ping, server_health only): %s", exc)
         return

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 
-from colibri.clock import utc_now
-from colibri.runtime.modes import writes_allowed
-from colibri.runtime.state import ServerState
+from colibri.core.clock import utc_now
+from colibri.core.modes import writes_allowed
+from colibri.core.state import ServerState
 from colibri.storage import Database, Migration
 
 log = logging.getLogger("colibri.audit")
@@ -39,7 +39,7 @@ MIGRATIONS = [
 
 
 class AuditLog:
-    """Writes audit events for the chain; raises sqlite3 errors for the stage to report."""
+    """Writes audit events for the chain; raises `StorageError` for the stage to report."""
 
     def __init__(self, state: ServerState) -> None:
         self._state = state

@@ -7,12 +7,7 @@ tools/list_changed reaches handshake-era clients as a notification on their conn
 from __future__ import annotations
 
 import logging
-import os
-import signal
-import sys
 from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -22,12 +17,12 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri import __version__
-from colibri.pipes import stdio_streams
+from colibri.serving.http import run_http, security_for
+from colibri.serving.stdio import run_stdio
 from colibri.switchboard import envelopes
 from colibri.switchboard.errors import HANDLER_ERROR
 from colibri.switchboard.gateway import Switchboard
@@ -35,8 +30,6 @@ from colibri.switchboard.gateway import Switchboard
 log = logging.getLogger("colibri.switchboard")
 
 SERVER_NAME = "colibri-switchboard"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-SHUTDOWN_GRACE_S = 10.0
 
 
 class Peers:
@@ -143,11 +136,13 @@ async def serve_stdio(board: Switchboard) -> None:
             await board.run(task_status=task_status)
         board_done.set()
 
+    async def drain() -> None:
+        board_scope.cancel()
+        await board_done.wait()
+
     async with anyio.create_task_group() as tasks:
         await tasks.start(run_board)
-        tasks.start_soon(_exit_on_signal, board_scope, board_done)
-        async with stdio_streams() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, options)
+        await run_stdio(server, options, drain=drain, what="stopping the downstreams")
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()
 
@@ -155,58 +150,10 @@ async def serve_stdio(board: Switchboard) -> None:
 async def serve_http(board: Switchboard, host: str, port: int) -> None:
     """Serve Streamable HTTP at http://HOST:PORT/mcp until SIGINT or SIGTERM."""
     server = build_server(board)
-    app = server.streamable_http_app(host=host, transport_security=_security(host))
-    web = _web_server(app, host, port)
+    app = server.streamable_http_app(host=host, transport_security=security_for(host))
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
-        tasks.start_soon(_stop_web_on_signal, web)
         log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
-        await web.serve()
+        await run_http(app, host, port)
         log.info("HTTP server stopped; stopping the downstreams")
         tasks.cancel_scope.cancel()
-
-
-def _web_server(app: Any, host: str, port: int) -> Any:
-    import uvicorn
-
-    class Web(uvicorn.Server):
-        @contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            # Signals are ours (`_stop_web_on_signal`): uvicorn would re-raise them after its
-            # shutdown and kill the process before the downstreams are closed.
-            yield
-
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
-    return Web(config)
-
-
-async def _stop_web_on_signal(web: Any) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("received %s: stopping", signal.Signals(signum).name)
-            web.should_exit = True
-
-
-def _security(host: str) -> TransportSecuritySettings | None:
-    """Loopback: the SDK's own DNS-rebinding settings. Elsewhere: protection on, for that host."""
-    if host in LOOPBACK:
-        return None
-    shown = f"[{host}]" if ":" in host else host
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{shown}:*"],
-        allowed_origins=[f"http://{shown}:*", f"https://{shown}:*"],
-    )
-
-
-async def _exit_on_signal(board_scope: anyio.CancelScope, board_done: anyio.Event) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("received %s: stopping the downstreams", signal.Signals(signum).name)
-            break
-    board_scope.cancel()
-    with anyio.move_on_after(SHUTDOWN_GRACE_S):
-        await board_done.wait()
-    sys.stderr.flush()
-    # The SDK's stdin reader sits in a thread blocked on read(); it cannot be cancelled.
-    os._exit(0)

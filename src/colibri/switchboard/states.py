@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from colibri.clock import utc_now
+from colibri.core.clock import utc_now
 from colibri.switchboard.config import HealthPolicy
 from colibri.switchboard.errors import IllegalTransition
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from pydantic.json_schema import SkipJsonSchema
 
+from colibri.core.spec import Arguments
 from colibri.domains.skills.problems import ProblemCode
-from colibri.tools.spec import Arguments
 
 QUERY_MAX_CHARS = 200
 

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
+from colibri.core.spec import ToolContext
+from colibri.core.state import ServerState
 from colibri.domains.system.models import Health, NoArguments, Ping
-from colibri.runtime.state import ServerState
-from colibri.tools.spec import ToolContext
 
 
 def ping(ctx: ToolContext, _: NoArguments) -> Ping:

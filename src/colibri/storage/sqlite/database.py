@@ -1,28 +1,70 @@
-"""The one database wrapper: opens SQLite with Colibri's pragmas and nests transactions.
+"""The SQLite backend: opens a file with Colibri's pragmas, nests transactions, maps errors.
 
-sqlite3 errors raised while opening become `StorageError` here; inside a transaction they
-propagate as they are, so the chain can report them as handler errors with their message.
+Every statement runs under `map_exceptions`, so sqlite3 errors leave this module only as
+`StorageError`s (storage/errors.py), with the driver's message.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from colibri.errors import StorageError
-from colibri.storage.checkpointer import INTERVAL_S as CHECKPOINT_INTERVAL_S
-from colibri.storage.checkpointer import Checkpointer
+from colibri.core.database import Connection, Params
+from colibri.storage.errors import UnavailableError
+from colibri.storage.sqlite import dialect
+from colibri.storage.sqlite.checkpointer import INTERVAL_S as CHECKPOINT_INTERVAL_S
+from colibri.storage.sqlite.checkpointer import Checkpointer
+from colibri.storage.sqlite.errors import map_exceptions
 
 BUSY_TIMEOUT_MS = 10_000
 
 
-class Database:
-    """A SQLite connection in autocommit mode; `atomic()` opens (nested) transactions."""
+class SQLiteCursor:
+    """A sqlite3 cursor whose fetches raise `StorageError`s."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._cursor = cursor
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        return self._cursor.lastrowid
+
+    def fetchone(self) -> Any:
+        with map_exceptions:
+            return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        with map_exceptions:
+            return self._cursor.fetchall()
+
+    def fetchmany(self, size: int) -> list[Any]:
+        with map_exceptions:
+            return self._cursor.fetchmany(size)
+
+    def __iter__(self) -> Iterator[Any]:
+        with map_exceptions:
+            yield from self._cursor
+
+
+class SQLiteDatabase:
+    """A SQLite connection in autocommit mode; `atomic()` opens (nested) transactions.
+
+    Built by `open` (a path), or around a connection someone else opened (the offline verifier).
+    """
+
+    dialect = dialect.DIALECT
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, readonly: bool) -> None:
+        conn.row_factory = sqlite3.Row
         self.conn = conn
         self.path = path
         self.readonly = readonly
@@ -30,16 +72,16 @@ class Database:
         self._checkpointer: Checkpointer | None = None
 
     def __repr__(self) -> str:
-        return f"Database({str(self.path)!r}, readonly={self.readonly})"
+        return f"SQLiteDatabase({str(self.path)!r}, readonly={self.readonly})"
 
     @classmethod
-    def open(cls, path: Path, *, readonly: bool = False, sync: str = "normal") -> Database:
+    def open(cls, path: Path, *, readonly: bool = False, sync: str = "normal") -> SQLiteDatabase:
         """Open (and in write mode create) the file; WAL, foreign keys and a busy timeout on."""
         path = Path(path)
         try:
             if readonly:
                 if not path.is_file():
-                    raise StorageError(
+                    raise UnavailableError(
                         f"database file {path} does not exist; open it once in FULL to create it"
                     )
                 conn = sqlite3.connect(
@@ -50,12 +92,11 @@ class Database:
                 )
             else:
                 if path.is_dir():
-                    raise StorageError(
+                    raise UnavailableError(
                         f"database path {path} is a directory; point COLIBRI_DB_PATH at a file"
                     )
                 path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             if not readonly:
@@ -64,69 +105,83 @@ class Database:
             # Reading the schema proves the file is a database (a corrupt file fails here).
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except (sqlite3.Error, OSError) as exc:
-            raise StorageError(f"cannot open database {path}: {exc}") from exc
+            raise UnavailableError(f"cannot open database {path}: {exc}") from exc
         return cls(conn, path, readonly=readonly)
 
     @contextmanager
-    def atomic(self) -> Iterator[sqlite3.Connection]:
+    def atomic(self) -> Iterator[Connection]:
         """All or nothing: the outermost level takes the write lock at once (BEGIN IMMEDIATE),
         so two processes serialise their read-then-write steps; inner levels are savepoints."""
         depth = self._depth
         name = f"colibri_{depth}"
-        self.conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {name}")
+        self._run(dialect.BEGIN_WRITE if depth == 0 else f"SAVEPOINT {name}")
         self._depth += 1
         try:
-            yield self.conn
+            yield self
         except BaseException:
             self._depth -= 1
             if depth == 0:
-                self.conn.execute("ROLLBACK")
+                self._run("ROLLBACK")
             else:
-                self.conn.execute(f"ROLLBACK TO {name}")
-                self.conn.execute(f"RELEASE {name}")
+                self._run(f"ROLLBACK TO {name}")
+                self._run(f"RELEASE {name}")
             raise
         self._depth -= 1
-        self.conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+        self._run("COMMIT" if depth == 0 else f"RELEASE {name}")
 
-    def snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
-        """Several reads that see one consistent state of the file; see `snapshot`."""
-        return snapshot(self.conn)
+    @contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """One deferred read transaction around several queries, so they all see the same state
+        even while another process writes. It takes no write lock, so it works on a read-only
+        file; inside a transaction already open, that transaction is the snapshot."""
+        if self.conn.in_transaction:
+            yield self
+            return
+        self._run(dialect.BEGIN_READ)
+        try:
+            yield self
+        finally:
+            if self.conn.in_transaction:
+                self._run("COMMIT")
 
-    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        return self.conn.execute(sql, params)
+    @property
+    def in_transaction(self) -> bool:
+        return self.conn.in_transaction
+
+    def execute(self, sql: str, params: Params = ()) -> SQLiteCursor:
+        with map_exceptions:
+            return SQLiteCursor(self.conn.execute(sql, params))
+
+    def executemany(self, sql: str, params: Iterable[Params]) -> SQLiteCursor:
+        with map_exceptions:
+            return SQLiteCursor(self.conn.executemany(sql, params))
+
+    def tuples(self, sql: str, params: Params = ()) -> SQLiteCursor:
+        """Rows as plain tuples: cheaper than `sqlite3.Row` where a query reads many rows."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        with map_exceptions:
+            return SQLiteCursor(cursor.execute(sql, params))
+
+    def _run(self, sql: str) -> None:
+        with map_exceptions:
+            self.conn.execute(sql)
 
     def checkpoint_in_background(self, interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
         """Move WAL checkpoints off this connection's commits (see storage/checkpointer.py)."""
         if self.readonly or self._checkpointer is not None:
             return
-        self.conn.execute("PRAGMA wal_autocheckpoint = 0")
+        self._run("PRAGMA wal_autocheckpoint = 0")
         self._checkpointer = Checkpointer(self.path, interval_s)
         self._checkpointer.start()
 
     def user_table_count(self) -> int:
-        row = self.conn.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        ).fetchone()
+        row = self.execute(dialect.USER_TABLE_COUNT).fetchone()
         return int(row[0])
 
     def close(self) -> None:
         if self._checkpointer is not None:
             self._checkpointer.stop()
             self._checkpointer = None
-        self.conn.close()  # the last connection to close checkpoints the WAL and removes it
-
-
-@contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One deferred read transaction around several queries, so they all see the same state
-    even while another process writes. It takes no write lock, so it works on a read-only
-    file; inside a transaction already open, that transaction is the snapshot."""
-    if conn.in_transaction:
-        yield conn
-        return
-    conn.execute("BEGIN DEFERRED")
-    try:
-        yield conn
-    finally:
-        if conn.in_transaction:
-            conn.execute("COMMIT")
+        with map_exceptions:
+            self.conn.close()  # the last connection to close checkpoints the WAL and removes it

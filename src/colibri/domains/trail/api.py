@@ -1,0 +1,9 @@
+"""What other domains may use of the decision trail; nothing else of it is theirs to import."""
+
+from __future__ import annotations
+
+from colibri.domains.trail.canonical import RECORD_ID_PATTERN
+from colibri.domains.trail.models import Text
+from colibri.domains.trail.repository import has_writeback
+
+__all__ = ["RECORD_ID_PATTERN", "Text", "has_writeback"]
