@@ -7,6 +7,7 @@ import time
 
 from colibri.chain import envelope
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
+from colibri.core.envelope_text import to_json
 from colibri.core.errors import StorageError
 
 log = logging.getLogger("colibri.chain")
@@ -19,7 +20,7 @@ class AuditExit:
     async def __call__(self, call: Call, call_next: Next) -> Envelope:
         result = call.envelope
         assert result is not None
-        call.text = envelope.to_json(result)
+        call.text = to_json(result)
         outcome = envelope.outcome(result)
         duration_ms = (time.perf_counter() - call.started) * 1000
         try:

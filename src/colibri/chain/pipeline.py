@@ -15,6 +15,7 @@ from colibri.chain.errors import ChainError
 from colibri.chain.tool_lock import ToolLock
 from colibri.chain.types import Call, ChainDeps, Envelope, Next, Stage
 from colibri.chain.validate import SchemaValidate
+from colibri.core.envelope_text import to_json
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
 from colibri.storage.audit_log import AuditLog
@@ -46,7 +47,7 @@ class Chain:
             result = await self._entry(call)
         except ChainError as exc:
             result = envelope.chain_error(exc)
-        return Reply(result, call.text or envelope.to_json(result))
+        return Reply(result, call.text or to_json(result))
 
 
 async def _end(call: Call) -> Envelope:

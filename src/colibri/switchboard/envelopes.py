@@ -10,7 +10,7 @@ from typing import Any
 
 import mcp_types as types
 
-from colibri.chain.envelope import to_json
+from colibri.core.envelope_text import to_json
 
 
 def success(data: dict[str, Any]) -> types.CallToolResult:
