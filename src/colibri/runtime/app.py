@@ -35,7 +35,7 @@ class App:
             version=__version__, declared_mode=config.mode, skills_dirs=config.skills_dirs
         )
         self.tools = {tool.name: tool for tool in (catalog.TOOLS if tools is None else tools)}
-        self.migrations = catalog.MIGRATIONS if migrations is None else migrations
+        self.migrations = migrations  # None: the catalogue's, for the backend that opens
         self.chain = Chain(self.tools, self.state)
         self.ready = anyio.Event()
 

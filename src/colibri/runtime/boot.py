@@ -18,15 +18,20 @@ from colibri.runtime.config import Config
 from colibri.storage import Database, Migration, open_database
 from colibri.storage.audit_log import mark_interrupted
 from colibri.storage.migrations import migrate, require_current
+from colibri.tools.catalog import migrations_for
 
 log = logging.getLogger("colibri.boot")
 
 
-def open_runtime_database(config: Config, migrations: Sequence[Migration]) -> Database:
-    """Open the file for the mode: migrate it where writes are allowed, else insist it is current."""
+def open_runtime_database(config: Config, migrations: Sequence[Migration] | None = None) -> Database:
+    """Open the file for the mode: migrate it where writes are allowed, else insist it is current.
+
+    `migrations` default to the catalogue's list for the backend that opened."""
     readonly = not writes_allowed(config.mode)
     db = open_database(config.db_path, readonly=readonly, sync=config.db_sync.value)
     try:
+        if migrations is None:
+            migrations = migrations_for(db.dialect.name)
         if readonly:
             require_current(db, migrations)
         else:
@@ -41,7 +46,7 @@ def open_runtime_database(config: Config, migrations: Sequence[Migration]) -> Da
     return db
 
 
-async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Migration]) -> None:
+async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Migration] | None) -> None:
     if not opens_database(config.mode):
         state.mode, state.phase = config.mode, "phase2"
         return

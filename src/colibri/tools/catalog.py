@@ -15,6 +15,7 @@ from colibri.core.spec import Tool
 from colibri.domains import proofs, skills, system, tasks, trail
 from colibri.storage import Migration
 from colibri.storage.audit_log import MIGRATIONS as AUDIT_MIGRATIONS
+from colibri.storage.errors import SchemaError
 
 TOOLS: list[Tool] = [*system.TOOLS, *tasks.TOOLS, *trail.TOOLS, *proofs.TOOLS, *skills.TOOLS]
 
@@ -37,4 +38,4 @@ def migrations_for(backend: str) -> list[Migration]:
     try:
         return MIGRATIONS_BY_BACKEND[backend]
     except KeyError:
-        raise ValueError(f"no migrations for storage backend {backend!r}") from None
+        raise SchemaError(f"no migrations for storage backend {backend!r}") from None
