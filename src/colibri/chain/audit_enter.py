@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
+from colibri.core import ids
 from colibri.core.errors import StorageError
 
 log = logging.getLogger("colibri.chain")
@@ -18,7 +18,7 @@ class AuditEnter:
 
     async def __call__(self, call: Call, call_next: Next) -> Envelope:
         assert call.arguments is not None
-        call.correlation_id = str(uuid.uuid4())
+        call.correlation_id = ids.correlation_id()
         call.started = time.perf_counter()
         try:
             call.sequence_no = self._audit.enter(

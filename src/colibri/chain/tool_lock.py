@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-import uuid
 
 from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
+from colibri.core import ids
 from colibri.core.errors import StorageError
 
 log = logging.getLogger("colibri.chain")
@@ -47,6 +47,6 @@ class ToolLock:
 
     def _record_denied(self, call: Call) -> None:
         try:
-            self._audit.denied(str(uuid.uuid4()), call.tool_name)
+            self._audit.denied(ids.correlation_id(), call.tool_name)
         except StorageError as exc:
             log.error("audit sink failed recording a denied call to %s: %s", call.tool_name, exc)

@@ -7,8 +7,8 @@ Pattern B envelopes.
 from __future__ import annotations
 
 import hashlib
-import uuid
 
+from colibri.core import ids
 from colibri.core.clock import utc_now
 from colibri.core.errors import DomainError
 from colibri.domains.proofs import repository, tree_store
@@ -148,7 +148,7 @@ def _require(conn: Connection, session_id: str) -> Session:
 
 def _insert_generated(conn: Connection, agent_id: str | None, purpose: str | None, at: str) -> str:
     while True:  # 64 random bits: a clash is practically impossible, but never fatal
-        session_id = f"session-{uuid.uuid4().hex[:16]}"
+        session_id = ids.session_id()
         if repository.insert_session(conn, session_id, agent_id, purpose, at):
             return session_id
 

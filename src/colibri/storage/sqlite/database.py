@@ -168,7 +168,7 @@ class SQLiteDatabase:
             self.conn.execute(sql)
 
     def checkpoint_in_background(self, interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
-        """Move WAL checkpoints off this connection's commits (see storage/checkpointer.py)."""
+        """Move WAL checkpoints off this connection's commits (see storage/sqlite/checkpointer.py)."""
         if self.readonly or self._checkpointer is not None:
             return
         self._run("PRAGMA wal_autocheckpoint = 0")
