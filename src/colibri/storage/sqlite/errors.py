@@ -8,21 +8,31 @@ from types import TracebackType
 from colibri.core.errors import StorageError
 from colibri.storage import errors
 
+# SQLite's primary result codes (the part of `sqlite_errorname` before any `_` suffix).
+_BY_CODE: dict[str, type[StorageError]] = {
+    "SQLITE_CONSTRAINT": errors.IntegrityError,
+    "SQLITE_READONLY": errors.ReadOnlyError,
+    "SQLITE_BUSY": errors.BusyError,
+    "SQLITE_LOCKED": errors.BusyError,
+    "SQLITE_NOTADB": errors.UnavailableError,
+    "SQLITE_CORRUPT": errors.UnavailableError,
+    "SQLITE_CANTOPEN": errors.UnavailableError,
+    "SQLITE_PERM": errors.UnavailableError,
+}
+
 
 def convert(exc: sqlite3.Error) -> StorageError:
     """The `StorageError` for a sqlite3 exception, with the driver's own message."""
     message = str(exc)
-    lowered = message.lower()
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    primary = "_".join(name.split("_")[:2])
+    if primary in _BY_CODE:
+        return _BY_CODE[primary](message)
     if isinstance(exc, sqlite3.IntegrityError):
         return errors.IntegrityError(message)
-    if "readonly" in lowered or "read-only" in lowered:
-        return errors.ReadOnlyError(message)
-    if "locked" in lowered or "busy" in lowered:
-        return errors.BusyError(message)
-    if "could not decode" in lowered:
+    # Raised by the sqlite3 module itself (no result code) when stored text is not UTF-8.
+    if "could not decode" in message.lower():
         return errors.DecodeError(message)
-    if "not a database" in lowered or "unable to open" in lowered or "malformed" in lowered:
-        return errors.UnavailableError(message)
     return errors.OperationalError(message)
 
 
