@@ -15,6 +15,7 @@ from colibri.domains.proofs import repository, tree_store
 from colibri.domains.proofs.merkle import HASH_SIZE, build_levels, verify_inclusion
 from colibri.domains.proofs.models import Finalized, InclusionProof, RootAnswer, SessionStarted
 from colibri.domains.proofs.repository import Seal, Session
+from colibri.domains.trail import api as trail
 from colibri.storage import Connection, Database
 
 
@@ -50,7 +51,7 @@ def finalize(db: Database, session_id: str) -> Finalized:
                 session_id=session_id,
                 root=session.seal.root,
             )
-        records = repository.record_hashes(conn, session_id)
+        records = trail.record_hashes(conn, session_id)
         if not records:
             raise DomainError(
                 "ERR_NO_RECORDS",
@@ -72,7 +73,7 @@ def root(conn: Connection, session_id: str, record_id: str | None = None) -> Roo
     session = _require(conn, session_id)
     seal = session.seal
     if seal is None:
-        count = repository.count_records(conn, session_id)
+        count = trail.count_records(conn, session_id)
         raise DomainError(
             "ERR_NOT_FINALIZED",
             f"session {session_id!r} is still open ({count} record(s)) and has no root yet; "
@@ -84,7 +85,7 @@ def root(conn: Connection, session_id: str, record_id: str | None = None) -> Roo
 
 
 def _proof(conn: Connection, session_id: str, seal: Seal, record_id: str) -> InclusionProof:
-    ref = repository.find_record(conn, record_id)
+    ref = trail.find_record(conn, record_id)
     if ref is None:
         raise DomainError(
             "ERR_NOT_FOUND",

@@ -4,6 +4,24 @@ from __future__ import annotations
 
 from colibri.domains.trail.canonical import RECORD_ID_PATTERN
 from colibri.domains.trail.models import Text
-from colibri.domains.trail.repository import has_writeback
+from colibri.domains.trail.repository import (
+    RecordRef,
+    count_records,
+    find_record,
+    has_writeback,
+    record_hashes,
+    record_seqs,
+    stored_hash_bytes,
+)
 
-__all__ = ["RECORD_ID_PATTERN", "Text", "has_writeback"]
+__all__ = [
+    "RECORD_ID_PATTERN",
+    "RecordRef",
+    "Text",
+    "count_records",
+    "find_record",
+    "has_writeback",
+    "record_hashes",
+    "record_seqs",
+    "stored_hash_bytes",
+]

@@ -101,3 +101,57 @@ def list_records(
         (*params, limit),
     )
     return [StoredRecord(*row) for row in rows]
+
+
+# --- what the proof store reads of the records (through trail.api) ---
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRef:
+    """Where a record sits: its seq, its session and its stored hash."""
+
+    seq: int
+    session_id: str
+    hash: str
+
+
+def count_records(conn: Connection, session_id: str) -> int:
+    """How many records the session holds."""
+    row = conn.execute("SELECT count(*) FROM thought_records WHERE session_id = ?", (session_id,)).fetchone()
+    return int(row[0])
+
+
+def record_hashes(conn: Connection, session_id: str) -> list[tuple[int, str]]:
+    """(seq, stored hash) of every record of the session, in chain order."""
+    # plain tuples: sealing 100,000 records reads 100,000 rows
+    cursor = conn.tuples(
+        "SELECT seq, hash FROM thought_records WHERE session_id = ? ORDER BY seq", (session_id,)
+    )
+    rows: list[tuple[int, str]] = cursor.fetchall()
+    return rows
+
+
+def record_seqs(conn: Connection, session_id: str) -> list[int]:
+    """The seq of every record of the session, in chain order (read from the session index)."""
+    cursor = conn.tuples("SELECT seq FROM thought_records WHERE session_id = ? ORDER BY seq", (session_id,))
+    return [row[0] for row in cursor]
+
+
+def stored_hash_bytes(conn: Connection, session_id: str) -> list[bytes]:
+    """The stored hash of every record of the session, as bytes, in chain order.
+
+    Read as BLOBs so that a hash altered into text that is not UTF-8 is still returned.
+    """
+    rows = conn.execute(
+        f"SELECT {conn.dialect.as_bytes('hash')} FROM thought_records WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    )
+    return [row[0] for row in rows]
+
+
+def find_record(conn: Connection, record_id: str) -> RecordRef | None:
+    """The record with this id (any session), or None."""
+    row = conn.execute(
+        "SELECT seq, session_id, hash FROM thought_records WHERE record_id = ?", (record_id,)
+    ).fetchone()
+    return None if row is None else RecordRef(seq=row[0], session_id=row[1], hash=row[2])
