@@ -21,10 +21,12 @@ from colibri.domains.proofs.seals import compare
 from colibri.domains.trail.repository import read_head_or_genesis
 from colibri.domains.trail.scan import Break, scan_range
 from colibri.domains.trail.verify import Report, check_anchor, verify
+from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from colibri.storage.sqlite import SQLiteDatabase
 from colibri.verifier import parallel
 
-EXIT_VALID, EXIT_BROKEN, EXIT_UNUSABLE = 0, 1, 2
+# The command's exit codes, from the one set every command uses.
+EXIT_VALID, EXIT_BROKEN, EXIT_UNUSABLE = EXIT_OK, EXIT_FAILED, EXIT_USAGE
 WHOLE_CHAIN = "whole chain and every sealed session"
 PROGRESS_MIN = 50_000  # records; smaller files finish before a bar would help
 _TABLES = ("thought_records", "trail_head", "audit_sessions", "session_seals")
