@@ -59,16 +59,16 @@ def cold_start(command: list[str], env_db: Path) -> float:
 
 
 def health_in_process(tmp: Path) -> list[float]:
+    from colibri.core.modes import Mode
+    from colibri.core.spec import ToolContext
+    from colibri.core.state import ServerState
     from colibri.domains.system.handlers import health
     from colibri.domains.system.models import NoArguments
-    from colibri.runtime.modes import Mode
-    from colibri.runtime.state import ServerState
-    from colibri.storage import Database
+    from colibri.storage import SQLiteDatabase
     from colibri.storage.migrations import migrate
     from colibri.tools.catalog import MIGRATIONS
-    from colibri.tools.spec import ToolContext
 
-    db = Database.open(tmp / "health.db")
+    db = SQLiteDatabase.open(tmp / "health.db")
     migrate(db, MIGRATIONS)
     state = ServerState(version="bench", declared_mode=Mode.FULL, phase="phase2", mode=Mode.FULL, db=db)
     ctx, args = ToolContext(server=state, db=db), NoArguments()

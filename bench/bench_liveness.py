@@ -21,7 +21,7 @@ from mcp import Client
 
 from bench.common import colibri_params, line, percentile
 from colibri.domains.trail.canonical import GENESIS_HASH, record_json
-from colibri.storage import Database
+from colibri.storage import SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
 
@@ -87,7 +87,7 @@ async def _ping(client: Client) -> float:
 
 def _build(path: Path, records: int) -> None:
     """A migrated database with one session of `records` chained records, inserted in bulk."""
-    db = Database.open(path)
+    db = SQLiteDatabase.open(path)
     try:
         migrate(db, MIGRATIONS)
         created_at = "2026-01-01T00:00:00.000000Z"

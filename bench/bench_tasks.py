@@ -22,9 +22,9 @@ from bench.common import (
     rate,
     sequential_calls,
 )
-from colibri.clock import utc_now
+from colibri.core.clock import utc_now
 from colibri.domains.tasks.next_actions import next_actions
-from colibri.storage import Database
+from colibri.storage import Database, SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
 
@@ -71,7 +71,7 @@ def build_graph(db: Database, tasks: int = TASKS, edges: int = EDGES, seed: int 
 
 def bench_next_actions() -> None:
     with tempfile.TemporaryDirectory(prefix="colibri-bench-tasks-") as tmp:
-        db = Database.open(Path(tmp) / "graph.db")
+        db = SQLiteDatabase.open(Path(tmp) / "graph.db")
         try:
             migrate(db, MIGRATIONS)
             build_graph(db)

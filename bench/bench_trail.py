@@ -22,11 +22,11 @@ from pathlib import Path
 import anyio
 
 from bench.common import colibri_params, echo_params, in_process, line, percentile, rate, sequential_calls
-from colibri.clock import utc_now
+from colibri.core.clock import utc_now
 from colibri.domains.proofs import sessions
 from colibri.domains.trail.canonical import GENESIS_HASH, record_json
 from colibri.domains.trail.verify import verify
-from colibri.storage import Database
+from colibri.storage import SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
 
@@ -117,9 +117,9 @@ def _timed(action: Callable[[], None]) -> float:
 
 
 def _verify_in_process(db_path: Path) -> None:
-    db = Database.open(db_path, readonly=True)
+    db = SQLiteDatabase.open(db_path, readonly=True)
     try:
-        report = verify(db.conn)
+        report = verify(db)
     finally:
         db.close()
     if not (report.valid and report.checked == RECORDS):
@@ -138,7 +138,7 @@ def _verify_command(db_path: Path) -> None:
 
 
 def finalize_and_prove(db_path: Path, session_id: str) -> None:
-    db = Database.open(db_path)
+    db = SQLiteDatabase.open(db_path)
     try:
         started = time.perf_counter()
         sealed = sessions.finalize(db, session_id)
@@ -149,7 +149,7 @@ def finalize_and_prove(db_path: Path, session_id: str) -> None:
             for row in db.execute("SELECT record_id FROM thought_records WHERE session_id = ?", (session_id,))
         ]
         picks = iter(random.Random(7).choices(record_ids, k=2_000))
-        samples = in_process(lambda: sessions.root(db.conn, session_id, next(picks)), 2_000)
+        samples = in_process(lambda: sessions.root(db, session_id, next(picks)), 2_000)
     finally:
         db.close()
     line("one inclusion proof (100,000 leaves), median", statistics.median(samples) * 1000, "ms", "<= 1 ms")
@@ -158,7 +158,7 @@ def finalize_and_prove(db_path: Path, session_id: str) -> None:
 
 def build_database(path: Path) -> str:
     """A migrated database holding RECORDS chained records; returns the id of the big open session."""
-    db = Database.open(path)
+    db = SQLiteDatabase.open(path)
     try:
         migrate(db, MIGRATIONS)
         big, others = "bench-big", [f"bench-{i:02d}" for i in range(SESSIONS)]
@@ -212,7 +212,7 @@ def _insert(conn: sqlite3.Connection, batch: list[tuple[object, ...]]) -> None:
 
 
 def _start_session(db_path: Path) -> str:
-    db = Database.open(db_path)
+    db = SQLiteDatabase.open(db_path)
     try:
         migrate(db, MIGRATIONS)
         return sessions.start(db, None, "bench", "stdio benchmark").session_id

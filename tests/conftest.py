@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from colibri.storage import Database
+from colibri.storage import Database, SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
-from tests.support import clean_env
+from tests.helpers import clean_env
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +27,7 @@ def server_env(tmp_path: Path) -> dict[str, str]:
 @pytest.fixture
 def fresh_db(tmp_path: Path) -> Iterator[Database]:
     """A real SQLite file in tmp_path with every migration applied."""
-    db = Database.open(tmp_path / "unit.db")
+    db = SQLiteDatabase.open(tmp_path / "unit.db")
     migrate(db, MIGRATIONS)
     yield db
     db.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from colibri.cli import build_parser
-from tests.support import clean_env
+from tests.helpers import clean_env
 
 COMMANDS = ["serve", "tools", "call", "verify", "switchboard"]
 

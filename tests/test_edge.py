@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import clean_env
+from tests.helpers import clean_env
 from tests.wire import Wire, serve_argv, switchboard_argv
 
 PARSE, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import clean_env
+from tests.helpers import clean_env
 from tests.switchboard.helpers import switchboard_env, write_config
 
 ROOT = Path(__file__).resolve().parent.parent

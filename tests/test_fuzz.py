@@ -31,8 +31,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from colibri.tools.catalog import TOOLS
-from tests.domains.skills.tree import valid, write_skill
-from tests.support import clean_env
+from tests.domains.skills.helpers import valid, write_skill
+from tests.helpers import clean_env
 from tests.wire import Wire, serve_argv
 
 EXAMPLES = int(os.environ.get("COLIBRI_FUZZ_EXAMPLES", "200"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import clean_env
+from tests.helpers import clean_env
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUESTS = [

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 
 from colibri import __version__
 from colibri.runtime.config import Config, ConfigError
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _tools(config)
     if args.command == "call":
         return _call(args.tool, args.arguments)
-    from colibri.domains.trail.offline import run_verify
+    from colibri.verifier.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)
 
@@ -106,9 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _serve(config: Config) -> int:
     import anyio
 
-    from colibri.runtime import logs
     from colibri.runtime.app import App
     from colibri.runtime.server import serve_stdio
+    from colibri.serving import logs
 
     logs.configure(config.log_level)
     app = App(config)
@@ -121,12 +120,9 @@ def _serve(config: Config) -> int:
 
 
 def _tools(config: Config) -> int:
-    from colibri.runtime.modes import is_admitted
     from colibri.tools.catalog import TOOLS
 
-    _emit(
-        "".join(f"{tool.name}\t{tool.description}\n" for tool in TOOLS if is_admitted(config.mode, tool.name))
-    )
+    _emit("".join(f"{tool.name}\t{tool.description}\n" for tool in TOOLS if tool.admitted_in(config.mode)))
     return EXIT_OK
 
 

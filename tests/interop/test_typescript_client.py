@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from colibri.runtime.modes import TOOL_CLASSES
+from colibri.tools.catalog import TOOLS
+from tests.helpers import clean_env
 from tests.interop.support import COLIBRI, run_client, seen
-from tests.support import clean_env
 
 OK = "ok"
 # (tool, arguments, what the user must see, key to save the result under)
@@ -151,8 +151,8 @@ def test_every_tool_and_every_error_path_reach_the_typescript_client_intact(tmp_
     _skills(tmp_path)
     report = run_client(_spec(clean_env(tmp_path), WORKFLOW), tmp_path)
     listed = report["steps"][0]
-    assert sorted(listed["list"]) == sorted(TOOL_CLASSES)
-    assert {step[0] for step in WORKFLOW} >= set(TOOL_CLASSES), "every tool is driven"
+    assert sorted(listed["list"]) == sorted(tool.name for tool in TOOLS)
+    assert {step[0] for step in WORKFLOW} >= {tool.name for tool in TOOLS}, "every tool is driven"
     for tool in listed["tools"]:
         assert tool["title"] and tool["annotations"]["openWorldHint"] is False, tool["name"]
         assert tool["outputSchema"]["type"] == "object", tool["name"]

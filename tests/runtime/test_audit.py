@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import call, clean_env, connect, ok_data, query
+from tests.helpers import call, clean_env, connect, ok_data, query
 
 pytestmark = pytest.mark.anyio
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.raw import RawSession
-from tests.support import clean_env
+from tests.helpers import clean_env
+from tests.helpers.raw import RawSession
 
 CORRUPT = b"this is not a SQLite database, it is a text file that lost its way\n" * 64
 

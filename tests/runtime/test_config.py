@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from colibri.core.modes import Mode
 from colibri.runtime.config import Config, ConfigError, DbSync, LogLevel
-from colibri.runtime.modes import Mode
 
 
 def test_defaults() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.raw import PROTOCOL_VERSION, RawSession
-from tests.support import call, chain_error, clean_env, connect, ok_data, query
+from tests.helpers import call, chain_error, clean_env, connect, ok_data, query
+from tests.helpers.raw import PROTOCOL_VERSION, RawSession
 
 pytestmark = pytest.mark.anyio
 

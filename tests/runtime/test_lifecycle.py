@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.raw import RawSession
-from tests.support import clean_env, query
+from tests.helpers import clean_env, query
+from tests.helpers.raw import RawSession
 
 
 def _serve(env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from colibri.domains.trail.canonical import GENESIS_HASH, record_json
-from colibri.storage import Database
+from colibri.storage import SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
-from tests.support import clean_env, query
+from tests.helpers import clean_env, query
 from tests.wire import Wire, serve_argv
 
 SLA_S = 0.100
@@ -147,7 +147,7 @@ def _build_trail(db: Path, records: int) -> None:
 def test_a_ping_is_answered_while_a_long_chain_verification_runs(tmp_path: Path) -> None:
     env = clean_env(tmp_path, COLIBRI_LOG_LEVEL="warn")
     replies: dict[int, dict[str, Any]] = {}
-    db = Database.open(tmp_path / "colibri.db")
+    db = SQLiteDatabase.open(tmp_path / "colibri.db")
     migrate(db, MIGRATIONS)
     db.close()
     _build_trail(tmp_path / "colibri.db", RECORDS)

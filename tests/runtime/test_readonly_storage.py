@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import clean_env
+from tests.helpers import clean_env
 from tests.wire import Wire, serve_argv
 
 SECRET = "secret-token-4f9a"

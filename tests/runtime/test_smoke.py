@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import call, connect, ok_data
+from tests.helpers import call, connect, ok_data
 
 pytestmark = pytest.mark.anyio
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.raw import RawSession
-from tests.support import clean_env
+from tests.helpers import clean_env
+from tests.helpers.raw import RawSession
 
 HOSTILE_ARGUMENTS: list[object] = [
     {},

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from colibri.runtime.modes import TOOL_CLASSES, Mode, ToolClass, admitted_tools
-from tests.support import call, clean_env, connect, ok_data
+from colibri.core.modes import Mode
+from colibri.tools.catalog import TOOLS, admitted_tools
+from tests.helpers import call, clean_env, connect, ok_data
 
 pytestmark = pytest.mark.anyio
+
+_CATALOGUE = {tool.name: tool for tool in TOOLS}
 
 
 async def _migrate_once(tmp_path: Path) -> None:
@@ -39,7 +42,7 @@ async def test_lists_exactly_the_admitted_tools_with_schemas(tmp_path: Path, mod
         assert tool.title
         assert tool.annotations is not None
         assert tool.annotations.title == tool.title
-        assert tool.annotations.read_only_hint is (TOOL_CLASSES[tool.name] is not ToolClass.WRITE)
+        assert tool.annotations.read_only_hint is not _CATALOGUE[tool.name].writes
         assert tool.annotations.open_world_hint is False
         assert tool.annotations.destructive_hint is not None
         assert tool.annotations.idempotent_hint is not None

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
-from colibri.errors import StorageError
-from colibri.storage import Database, Migration
+from colibri.core.errors import StorageError
+from colibri.storage import Database, Migration, SQLiteDatabase
+from colibri.storage.errors import OperationalError, ReadOnlyError
 from colibri.storage.migrations import applied, migrate, pending, require_current
 
 FIRST = Migration("0001_a", ("CREATE TABLE a (x INTEGER)",))
@@ -19,7 +19,7 @@ BROKEN = Migration("0003_broken", ("CREATE TABLE c (z INTEGER)", "INSERT INTO no
 
 @pytest.fixture
 def db(tmp_path: Path) -> Database:
-    database = Database.open(tmp_path / "m.db")
+    database = SQLiteDatabase.open(tmp_path / "m.db")
     yield database  # type: ignore[misc]
     database.close()
 
@@ -36,7 +36,7 @@ def test_pragmas(db: Database) -> None:
 
 
 def test_full_sync_on_request(tmp_path: Path) -> None:
-    database = Database.open(tmp_path / "f.db", sync="full")
+    database = SQLiteDatabase.open(tmp_path / "f.db", sync="full")
     try:
         assert database.execute("PRAGMA synchronous").fetchone()[0] == 2
     finally:
@@ -53,7 +53,7 @@ def test_migrations_apply_in_order_once(db: Database) -> None:
 
 def test_a_failing_migration_rolls_back_whole(db: Database) -> None:
     migrate(db, [FIRST])
-    with pytest.raises(sqlite3.OperationalError, match="nowhere"):
+    with pytest.raises(OperationalError, match="nowhere"):
         migrate(db, [FIRST, BROKEN])
     assert "c" not in _tables(db)
     assert applied(db) == ["0001_a"]
@@ -94,13 +94,13 @@ def test_atomic_nests_with_savepoints(db: Database) -> None:
 
 def test_readonly_open_refuses_writes_and_missing_files(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="does not exist"):
-        Database.open(tmp_path / "absent.db", readonly=True)
-    writer = Database.open(tmp_path / "ro.db")
+        SQLiteDatabase.open(tmp_path / "absent.db", readonly=True)
+    writer = SQLiteDatabase.open(tmp_path / "ro.db")
     writer.execute("CREATE TABLE t (v INTEGER)")
     writer.close()
-    reader = Database.open(tmp_path / "ro.db", readonly=True)
+    reader = SQLiteDatabase.open(tmp_path / "ro.db", readonly=True)
     try:
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        with pytest.raises(ReadOnlyError, match="readonly"):
             reader.execute("INSERT INTO t VALUES (1)")
         assert reader.user_table_count() == 1
     finally:
@@ -110,14 +110,14 @@ def test_readonly_open_refuses_writes_and_missing_files(tmp_path: Path) -> None:
 def test_open_errors_become_storage_errors(tmp_path: Path) -> None:
     (tmp_path / "dir.db").mkdir()
     with pytest.raises(StorageError, match="is a directory"):
-        Database.open(tmp_path / "dir.db")
+        SQLiteDatabase.open(tmp_path / "dir.db")
     (tmp_path / "junk.db").write_bytes(b"junk" * 1000)
     with pytest.raises(StorageError, match="not a database"):
-        Database.open(tmp_path / "junk.db")
+        SQLiteDatabase.open(tmp_path / "junk.db")
 
 
 def _wal_size_after_bursts(path: Path, *, background: bool) -> int:
-    database = Database.open(path)
+    database = SQLiteDatabase.open(path)
     try:
         database.execute("PRAGMA wal_autocheckpoint = 0")
         if background:

@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.session import MessageHandlerFnT
 from mcp.types import CallToolResult
 
-from tests.support import clean_env, envelope
+from tests.helpers import clean_env, envelope
 
 FAULT_SERVER = Path(__file__).with_name("fault_server.py")
 FAST = {

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from colibri.cli import main
-from colibri.switchboard.cli import parse_address
+from colibri.serving.address import parse_address
 from colibri.switchboard.config import HealthPolicy, Target, load, parse
 from colibri.switchboard.errors import ConfigError
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.support import chain_error
+from tests.helpers import chain_error
 from tests.switchboard.helpers import (
     FAST,
     Downstreams,

@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.support import chain_error
+from tests.helpers import chain_error
 from tests.switchboard.helpers import Downstreams, call, servers, switchboard, wait_for_state, write_config
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.support import chain_error
+from tests.helpers import chain_error
 from tests.switchboard.helpers import (
     Downstreams,
     call,

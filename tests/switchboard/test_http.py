@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.session import IncomingMessage
 from mcp_types import ToolListChangedNotification
 
-from tests.support import chain_error
+from tests.helpers import chain_error
 from tests.switchboard.helpers import (
     FAULT_SERVER,
     Downstreams,

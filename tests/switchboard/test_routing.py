@@ -10,7 +10,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests.support import chain_error, ok_data
+from tests.helpers import chain_error, ok_data
 from tests.switchboard.helpers import (
     FAST,
     Downstreams,

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
+from colibri.core.modes import Mode
+from colibri.core.spec import Tool
 from colibri.runtime.app import App
 from colibri.runtime.config import Config
-from colibri.runtime.modes import Mode
 from colibri.tools.catalog import TOOLS
-from colibri.tools.spec import Tool
 
 TOOL_NAMES = [tool.name for tool in TOOLS]
 BY_NAME = {tool.name: tool for tool in TOOLS}

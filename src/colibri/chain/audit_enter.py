@@ -12,14 +12,14 @@ comes first, SPEC §1.5). A call answered inline (chain/tool_lock.py) gets its r
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
-import uuid
 
-from colibri.chain.audit_log import is_busy
 from colibri.chain.errors import HandlerError
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
-from colibri.clock import utc_now
+from colibri.core import ids
+from colibri.core.clock import utc_now
+from colibri.core.errors import StorageError
+from colibri.storage.errors import BusyError
 
 log = logging.getLogger("colibri.chain")
 
@@ -31,7 +31,7 @@ class AuditEnter:
 
     async def __call__(self, call: Call, call_next: Next) -> Envelope:
         assert call.arguments is not None and call.tool is not None
-        call.correlation_id = str(uuid.uuid4())
+        call.correlation_id = ids.correlation_id()
         call.started = time.perf_counter()
         call.started_at = utc_now()
         if call.inline:
@@ -42,11 +42,11 @@ class AuditEnter:
                 with db.atomic():
                     self._enter(call)
                     return await call_next(call)
-            except sqlite3.Error as exc:
+            except StorageError as exc:
                 raise _not_written(call.tool_name, exc) from None
         try:
             self._enter(call)
-        except sqlite3.Error as exc:
+        except StorageError as exc:
             # The spec puts the response first: a broken sink is reported, never fatal.
             log.error("audit sink failed at audit-enter for %s: %s", call.tool_name, exc)
         return await call_next(call)
@@ -58,8 +58,8 @@ class AuditEnter:
         )
 
 
-def _not_written(tool: str, exc: sqlite3.Error) -> HandlerError:
-    if is_busy(exc):
+def _not_written(tool: str, exc: StorageError) -> HandlerError:
+    if isinstance(exc, BusyError):
         why = "the database is locked by another connection and stayed locked while this call waited"
     else:
         why = f"the database refused the transaction ({exc})"

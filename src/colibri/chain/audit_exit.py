@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 
 from colibri.chain import envelope
-from colibri.chain.audit_log import FinishedCall
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
-from colibri.text import printable_tree
+from colibri.core.envelope_text import to_json
+from colibri.core.errors import StorageError
+from colibri.core.text import printable_tree
+from colibri.storage.audit_log import FinishedCall
 
 log = logging.getLogger("colibri.chain")
 
@@ -21,12 +22,12 @@ class AuditExit:
     async def __call__(self, call: Call, call_next: Next) -> Envelope:
         result = call.envelope
         assert result is not None
-        call.text = envelope.to_json(result)
+        call.text = to_json(result)
         if not envelope.encodable(call.text):
             # A string with lone surrogates (a file name that is not UTF-8, say) would make the
             # hash, the audit row and the reply itself fail: send and record it escaped instead.
             result = call.envelope = printable_tree(result)
-            call.text = envelope.to_json(result)
+            call.text = to_json(result)
         outcome = envelope.outcome(result)
         duration_ms = (time.perf_counter() - call.started) * 1000
         result_hash = envelope.digest(call.text)
@@ -46,7 +47,7 @@ class AuditExit:
         else:
             try:
                 self._audit.exit(call.sequence_no, outcome, result_hash, duration_ms)
-            except sqlite3.Error as exc:
+            except StorageError as exc:
                 log.error("audit sink failed at audit-exit for %s: %s", call.tool_name, exc)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(

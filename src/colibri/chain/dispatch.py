@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from colibri.chain import envelope
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
-from colibri.tools.spec import Tool, ToolContext
+from colibri.core.spec import Tool, ToolContext
 
 
 class Dispatch:

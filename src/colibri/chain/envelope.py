@@ -1,17 +1,19 @@
-"""The one place where results and errors become response envelopes (SPEC §1.6)."""
+"""The one place where results and errors become response envelopes (SPEC §1.6).
+
+`to_json` (core/envelope_text.py) is their text form, shared with the switchboard.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from pydantic import BaseModel
 
 from colibri.chain.errors import ChainError, HandlerError
 from colibri.chain.types import Envelope
-from colibri.errors import DomainError
-from colibri.tools.spec import ErrorPattern, Tool
+from colibri.core.errors import DomainError
+from colibri.core.spec import ErrorPattern, Tool
 
 
 def success(data: BaseModel | dict[str, Any]) -> Envelope:
@@ -45,11 +47,6 @@ def outcome(envelope: Envelope) -> str:
         return "error"
     data = envelope.get("data")
     return "error" if isinstance(data, dict) and data.get("ok") is False else "ok"
-
-
-def to_json(envelope: Envelope) -> str:
-    """Compact, key-sorted JSON: the text block clients read and the bytes the audit hashes."""
-    return json.dumps(envelope, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def encodable(text: str) -> bool:

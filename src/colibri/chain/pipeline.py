@@ -10,15 +10,16 @@ import anyio
 from colibri.chain import envelope
 from colibri.chain.audit_enter import AuditEnter
 from colibri.chain.audit_exit import AuditExit
-from colibri.chain.audit_log import AuditLog
 from colibri.chain.dispatch import Dispatch
 from colibri.chain.errors import ChainError
 from colibri.chain.tool_lock import ToolLock
 from colibri.chain.types import Call, ChainDeps, Envelope, Next, Stage
 from colibri.chain.validate import SchemaValidate
 from colibri.chain.worker import in_worker
-from colibri.runtime.state import ServerState
-from colibri.tools.spec import Tool
+from colibri.core.envelope_text import to_json
+from colibri.core.spec import Tool
+from colibri.core.state import ServerState
+from colibri.storage.audit_log import AuditLog
 
 STAGES: tuple[type[Stage], ...] = (ToolLock, SchemaValidate, AuditEnter, Dispatch, AuditExit)
 RETRY_LATER_S = 1.0
@@ -48,10 +49,10 @@ class Chain:
         call = Call(tool_name=tool_name, raw_arguments=raw_arguments)
         try:
             result = await self._entry(call)
-            text = call.text or envelope.to_json(result)
+            text = call.text or to_json(result)
         except ChainError as exc:
             result = envelope.chain_error(exc)
-            text = envelope.to_json(result)
+            text = to_json(result)
         if call.inline and self._wake is not None and self._audit.pending():
             self._wake.set()
         return Reply(result, text)

@@ -9,13 +9,13 @@ the rest of the chain in a worker thread (chain/worker.py).
 from __future__ import annotations
 
 import logging
-import sqlite3
-import uuid
 
 from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
 from colibri.chain.worker import drive, in_worker
-from colibri.runtime.modes import TOOL_CLASSES, ToolClass, admitted_tools, is_admitted
+from colibri.core import ids
+from colibri.core.errors import StorageError
+from colibri.core.modes import ToolClass
 
 log = logging.getLogger("colibri.chain")
 
@@ -35,11 +35,11 @@ class ToolLock:
                 tool=call.tool_name,
             )
         mode = self._state.mode
-        if not is_admitted(mode, tool.name):
+        if not tool.admitted_in(mode):
             self._record_denied(call)
             raise ToolNotAdmitted(self._refusal(tool.name), tool=tool.name, mode=mode.value)
         call.tool = tool
-        if TOOL_CLASSES[tool.name] is ToolClass.SYSTEM:
+        if tool.tool_class is ToolClass.SYSTEM:
             call.inline = True
             return await call_next(call)
         async with self._lock:
@@ -48,7 +48,7 @@ class ToolLock:
 
     def _refusal(self, name: str) -> str:
         state = self._state
-        admitted = ", ".join(admitted_tools(state.mode))
+        admitted = ", ".join(name for name, tool in self._tools.items() if tool.admitted_in(state.mode))
         if state.phase == "phase1" and state.boot_error is None:
             why = "the server is still booting"
         elif state.boot_error is not None:
@@ -59,6 +59,6 @@ class ToolLock:
 
     def _record_denied(self, call: Call) -> None:
         try:
-            self._audit.denied(str(uuid.uuid4()), call.tool_name)
-        except sqlite3.Error as exc:
+            self._audit.denied(ids.correlation_id(), call.tool_name)
+        except StorageError as exc:
             log.error("audit sink failed recording a denied call to %s: %s", call.tool_name, exc)

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
-from colibri.tools.spec import Tool
+from colibri.core.spec import Tool
 
 if TYPE_CHECKING:
     import anyio
 
-    from colibri.chain.audit_log import AuditLog
-    from colibri.runtime.state import ServerState
+    from colibri.core.state import ServerState
+    from colibri.storage.audit_log import AuditLog
 
 Envelope = dict[str, Any]
 

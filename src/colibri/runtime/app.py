@@ -9,13 +9,12 @@ import anyio
 
 from colibri import __version__
 from colibri.chain.pipeline import Chain, Reply
+from colibri.core.spec import Tool
+from colibri.core.state import ServerState
 from colibri.runtime.boot import run_phase2
 from colibri.runtime.config import Config
-from colibri.runtime.modes import is_admitted
-from colibri.runtime.state import ServerState
 from colibri.storage import Migration
 from colibri.tools import catalog
-from colibri.tools.spec import Tool
 
 log = logging.getLogger("colibri")
 
@@ -36,7 +35,7 @@ class App:
             version=__version__, declared_mode=config.mode, skills_dirs=config.skills_dirs
         )
         self.tools = {tool.name: tool for tool in (catalog.TOOLS if tools is None else tools)}
-        self.migrations = catalog.MIGRATIONS if migrations is None else migrations
+        self.migrations = migrations  # None: the catalogue's, for the backend that opens
         self.chain = Chain(self.tools, self.state)
         self.ready = anyio.Event()
 
@@ -52,10 +51,17 @@ class App:
             await self.ready.wait()
 
     def admitted(self) -> list[Tool]:
-        return [tool for tool in self.tools.values() if is_admitted(self.state.mode, tool.name)]
+        return [tool for tool in self.tools.values() if tool.admitted_in(self.state.mode)]
 
     async def call(self, tool_name: str, arguments: object) -> Reply:
         return await self.chain.run(tool_name, arguments)
+
+    async def drain(self) -> None:
+        """On a stop signal: let the call in flight finish, then close the database."""
+        async with self.chain.lock:
+            self.close()
+            # Give the transport a moment to write the last response out.
+            await anyio.sleep(0.05)
 
     def close(self) -> None:
         self.chain.close()

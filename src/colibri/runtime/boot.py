@@ -7,28 +7,32 @@ in MINIMAL with phase1 and says why on stderr; it never widens to the declared m
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
 import anyio.to_thread
 
-from colibri.chain.audit_log import mark_interrupted
-from colibri.errors import StorageError
+from colibri.core.errors import StorageError
+from colibri.core.modes import opens_database, writes_allowed
+from colibri.core.state import ServerState
 from colibri.runtime.config import Config
-from colibri.runtime.modes import opens_database, writes_allowed
-from colibri.runtime.state import ServerState
-from colibri.storage import Database, Migration
+from colibri.storage import Database, Migration, open_database
+from colibri.storage.audit_log import mark_interrupted
 from colibri.storage.migrations import migrate, require_current
+from colibri.tools.catalog import migrations_for
 
 log = logging.getLogger("colibri.boot")
 
 
-def open_runtime_database(config: Config, migrations: Sequence[Migration]) -> Database:
-    """Open the file for the mode: migrate it where writes are allowed, else insist it is current."""
+def open_runtime_database(config: Config, migrations: Sequence[Migration] | None = None) -> Database:
+    """Open the file for the mode: migrate it where writes are allowed, else insist it is current.
+
+    `migrations` default to the catalogue's list for the backend that opened."""
     readonly = not writes_allowed(config.mode)
-    db = Database.open(config.db_path, readonly=readonly, sync=config.db_sync.value)
+    db = open_database(config.db_path, readonly=readonly, sync=config.db_sync.value)
     try:
+        if migrations is None:
+            migrations = migrations_for(db.dialect.name)
         if readonly:
             require_current(db, migrations)
         else:
@@ -43,14 +47,14 @@ def open_runtime_database(config: Config, migrations: Sequence[Migration]) -> Da
     return db
 
 
-async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Migration]) -> None:
+async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Migration] | None) -> None:
     if not opens_database(config.mode):
         state.mode, state.phase = config.mode, "phase2"
         return
     try:
         db = await anyio.to_thread.run_sync(open_runtime_database, config, migrations)
         tables = await anyio.to_thread.run_sync(db.user_table_count)
-    except (StorageError, sqlite3.Error, OSError) as exc:
+    except StorageError as exc:
         state.boot_error = without_paths(str(exc), config.db_path)
         log.error("boot failed, serving MINIMAL (server_ping, server_health only): %s", exc)
         return

@@ -7,27 +7,18 @@ hands such calls to the chain, which answers with its INVALID_PARAMS envelope.
 
 from __future__ import annotations
 
-import logging
-import os
-import signal
-import sys
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from colibri.chain.pipeline import Reply
-from colibri.pipes import stdio_streams
+from colibri.core.modes import ToolClass
+from colibri.core.spec import Tool
 from colibri.runtime.app import App
-from colibri.runtime.modes import TOOL_CLASSES, ToolClass
-from colibri.tools.spec import Tool
-
-log = logging.getLogger("colibri")
-
-_ANSWER_AT_ONCE = frozenset(name for name, cls in TOOL_CLASSES.items() if cls is ToolClass.SYSTEM)
+from colibri.serving.stdio import run_stdio
 
 
 def to_result(reply: Reply) -> types.CallToolResult:
@@ -61,12 +52,16 @@ class _EdgeMiddleware:
 
     def __init__(self, app: App) -> None:
         self._app = app
+        # System tools answer at once, even while phase 2 runs (SPEC §1.3).
+        self._at_once = frozenset(
+            name for name, tool in app.tools.items() if tool.tool_class is ToolClass.SYSTEM
+        )
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method == "tools/call":
             params = ctx.params if isinstance(ctx.params, Mapping) else {}
             name = params.get("name")
-            if name not in _ANSWER_AT_ONCE:
+            if name not in self._at_once:
                 await self._app.wait_ready()
             arguments = params.get("arguments")
             if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
@@ -98,27 +93,13 @@ def build_server(app: App) -> Server[Any]:
 async def serve_stdio(app: App) -> None:
     """Phase 1: transport up at once; phase 2 runs beside it. Returns on stdin EOF."""
     server = build_server(app)
-    async with (
-        stdio_streams(app.config.max_message_bytes) as (read_stream, write_stream),
-        anyio.create_task_group() as tasks,
-    ):
-        tasks.start_soon(app.boot)
-        tasks.start_soon(app.chain.write_later_rows)
-        tasks.start_soon(_stop_on_signal, app)
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-        tasks.cancel_scope.cancel()
+    options = server.create_initialization_options()
+    await run_stdio(
+        server,
+        options,
+        drain=app.drain,
+        what="finishing the call in flight, then closing",
+        background=[app.boot, app.chain.write_later_rows],
+        message_limit=app.config.max_message_bytes,
+    )
     app.close()
-
-
-async def _stop_on_signal(app: App) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("received %s: finishing the call in flight, then closing", signal.Signals(signum).name)
-            async with app.chain.lock:
-                app.close()
-                # Give the transport a moment to write the last response out.
-                await anyio.sleep(0.05)
-            sys.stderr.flush()
-            # Where stdin is not a pipe the SDK's reader sits in a thread blocked on read() that
-            # cannot be cancelled, so leave without joining it. Everything we own is closed.
-            os._exit(0)

@@ -1,6 +1,8 @@
-"""Versioned migrations: ordered, named, each in its own transaction, recorded in the file.
+"""Versioned migrations: ordered, named, each in its own transaction, recorded in the database.
 
 Applying the list twice is a no-op; a failing migration rolls back and leaves no trace.
+The runner is the same for every backend; each backend has its own list of migrations
+(its DDL), gathered per backend by the catalogue (tools/catalog.py).
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from colibri.errors import StorageError
-from colibri.storage.database import Database
+from colibri.core.database import Database
+from colibri.storage.errors import SchemaError, StorageError
 
 _LEDGER = "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
 
@@ -24,12 +26,10 @@ class Migration:
 
 
 def applied(db: Database) -> list[str]:
-    exists = db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchone()
+    exists = db.execute(db.dialect.table_exists, ("schema_migrations",)).fetchone()
     if exists is None:
         return []
-    return [row[0] for row in db.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
+    return [row[0] for row in db.execute(db.dialect.applied_migrations)]
 
 
 def pending(db: Database, migrations: Sequence[Migration]) -> list[Migration]:
@@ -61,7 +61,7 @@ def require_current(db: Database, migrations: Sequence[Migration]) -> None:
     """For read-only opens: refuse a file whose schema is older than the code."""
     missing = [m.name for m in pending(db, migrations)]
     if missing:
-        raise StorageError(
+        raise SchemaError(
             f"database {db.path} is missing migrations {', '.join(missing)}; open it once in FULL to migrate"
         )
 

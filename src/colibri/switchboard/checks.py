@@ -14,7 +14,7 @@ from enum import StrEnum
 
 import mcp_types as types
 
-from colibri.clock import utc_now
+from colibri.core.clock import utc_now
 from colibri.switchboard.config import DeepCheck
 from colibri.switchboard.errors import DownstreamError
 from colibri.switchboard.states import Evidence, Signal

@@ -8,7 +8,6 @@ needs `command` or `url`, fallback targets must name configured servers, ...) ar
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -17,10 +16,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from colibri.switchboard.config_errors import NAME_PATTERN, first_problem
+from colibri.switchboard.config_errors import kind_of as _kind
+from colibri.switchboard.config_errors import path as _path
 from colibri.switchboard.errors import ConfigError
 
 STATUS_TOOL = "switchboard_status"
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 # Finite: `Infinity` (which JSON parsers accept) as a timeout would let a call hang forever.
 Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -177,7 +178,7 @@ def parse(text: str) -> SwitchboardConfig:
     try:
         parsed = _File.model_validate(raw)
     except ValidationError as exc:
-        raise _first_problem(exc) from None
+        raise first_problem(exc, _KEYS) from None
     return _build(parsed)
 
 
@@ -266,82 +267,3 @@ def _check_cooldowns(policy: HealthPolicy, where: str) -> None:
 
 
 # --- messages ----------------------------------------------------------------------------------------
-
-
-def _first_problem(exc: ValidationError) -> ConfigError:
-    error = exc.errors(include_url=False)[0]
-    loc = tuple(error["loc"])
-    kind = error["type"]
-    got = error.get("input")
-    if kind == "missing":
-        return ConfigError(_path(loc), "required key is missing")
-    if kind == "extra_forbidden":
-        allowed = ", ".join(_KEYS[_section(loc[:-1])])
-        return ConfigError(_path(loc[:-1]), f"unknown key {loc[-1]!r}; expected one of: {allowed}")
-    context = error.get("ctx") or {}
-    if kind == "greater_than":
-        noun = "a number of seconds" if str(loc[-1]).endswith("_s") else "a number"
-        expected = f"{noun} > {context['gt']:g}"
-    elif kind == "greater_than_equal":
-        noun = "a number of seconds" if str(loc[-1]).endswith("_s") else "an integer"
-        expected = f"{noun} >= {context['ge']:g}"
-    elif kind == "finite_number":
-        expected = "a finite number of seconds" if str(loc[-1]).endswith("_s") else "a finite number"
-    elif kind == "too_short":
-        expected = "a non-empty value"
-    elif kind == "string_too_short":
-        expected = "a non-empty string"
-    elif kind == "string_pattern_mismatch":
-        expected = "an http:// or https:// URL"
-    elif kind == "literal_error":
-        expected = f"one of {context.get('expected', '')}"
-    else:
-        expected = str(error["msg"]).removeprefix("Input should be ").removeprefix("Value error, ")
-    return ConfigError(_path(loc), f"expected {expected}, got {_show(got)}")
-
-
-def _section(loc: tuple[Any, ...]) -> str:
-    match loc:
-        case ():
-            return "file"
-        case ("health",):
-            return "health"
-        case ("mcpServers", _):
-            return "server"
-        case ("mcpServers", _, "health"):
-            return "server_health"
-        case ("mcpServers", _, "health", "deep"):
-            return "deep"
-    return "file"
-
-
-def _path(loc: tuple[Any, ...]) -> str:
-    """A JSON path such as `mcpServers.search-a.health.liveness_s` or `fallbacks.search[1]`."""
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif NAME_PATTERN.match(part):
-            path += f".{part}" if path else part
-        else:
-            path += f"[{json.dumps(part)}]"
-    return path or "$"
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value) if _is_json(value) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _is_json(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _kind(value: Any) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number"
-    )

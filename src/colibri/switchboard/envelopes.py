@@ -17,7 +17,7 @@ from jsonschema import SchemaError
 from jsonschema.validators import validator_for
 from referencing.exceptions import Unresolvable
 
-from colibri.chain.envelope import to_json
+from colibri.core.envelope_text import to_json
 
 Schema = dict[str, Any]
 

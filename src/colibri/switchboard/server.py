@@ -7,12 +7,8 @@ tools/list_changed reaches handshake-era clients as a notification on their conn
 from __future__ import annotations
 
 import logging
-import os
-import signal
-import sys
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -22,22 +18,22 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri import __version__
-from colibri.pipes import LINE_LIMIT, stdio_streams
+from colibri.pipes import LINE_LIMIT
+from colibri.serving.http import run_http, security_for
+from colibri.serving.http_limits import HttpLimits
+from colibri.serving.signals import DRAIN_GRACE_S
+from colibri.serving.stdio import run_stdio
 from colibri.switchboard import envelopes
 from colibri.switchboard.errors import HANDLER_ERROR, INVALID_PARAMS
 from colibri.switchboard.gateway import Switchboard
-from colibri.switchboard.http_limits import HttpLimits, allowed_hosts, timed_protocol
 
 log = logging.getLogger("colibri.switchboard")
 
 SERVER_NAME = "colibri-switchboard"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-SHUTDOWN_GRACE_S = 10.0
 
 
 class Peers:
@@ -166,15 +162,24 @@ async def serve_stdio(board: Switchboard, limit: int = LINE_LIMIT) -> None:
             await board.run(task_status=task_status)
         board_done.set()
 
+    async def drain() -> None:
+        board_scope.cancel()
+        await board_done.wait()
+
     async with anyio.create_task_group() as tasks:
         await tasks.start(run_board)
-        tasks.start_soon(_exit_on_signal, board_scope, board_done)
         # Requests read before stdin's end are answered first; none can take longer than this.
         answer_within_s = board.config.startup_wait_s + max(
             (spec.health.call_timeout_s for spec in board.config.servers), default=0.0
         )
-        async with stdio_streams(limit, answer_within_s + SHUTDOWN_GRACE_S) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, options)
+        await run_stdio(
+            server,
+            options,
+            drain=drain,
+            what="stopping the downstreams",
+            message_limit=limit,
+            answer_within_s=answer_within_s + DRAIN_GRACE_S,
+        )
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()
 
@@ -185,71 +190,13 @@ async def serve_http(board: Switchboard, host: str, port: int, limits: HttpLimit
     server = build_server(board)
     app = server.streamable_http_app(
         host=host,
-        transport_security=_security(host),
+        transport_security=security_for(host),
         session_idle_timeout=limits.session_idle_s,
         max_sessions=limits.max_sessions,
     )
-    web = _web_server(app, host, port, limits)
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
-        tasks.start_soon(_stop_web_on_signal, web)
         log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
-        await web.serve()
+        await run_http(app, host, port, limits)
         log.info("HTTP server stopped; stopping the downstreams")
         tasks.cancel_scope.cancel()
-
-
-def _web_server(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
-    import uvicorn
-
-    class Web(uvicorn.Server):
-        @contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            # Signals are ours (`_stop_web_on_signal`): uvicorn would re-raise them after its
-            # shutdown and kill the process before the downstreams are closed.
-            yield
-
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-        http=timed_protocol(limits.header_timeout_s),
-        limit_concurrency=limits.max_connections,
-    )
-    return Web(config)
-
-
-async def _stop_web_on_signal(web: Any) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("received %s: stopping", signal.Signals(signum).name)
-            web.should_exit = True
-
-
-def _security(host: str) -> TransportSecuritySettings | None:
-    """Loopback: the SDK's own DNS-rebinding settings. Elsewhere: protection on, for that host
-    (for a wildcard bind: the loopback names and this machine's names, see http_limits.py)."""
-    if host in LOOPBACK:
-        return None
-    hosts = allowed_hosts(host)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=hosts,
-        allowed_origins=[f"{scheme}://{name}" for name in hosts for scheme in ("http", "https")],
-    )
-
-
-async def _exit_on_signal(board_scope: anyio.CancelScope, board_done: anyio.Event) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("received %s: stopping the downstreams", signal.Signals(signum).name)
-            break
-    board_scope.cancel()
-    with anyio.move_on_after(SHUTDOWN_GRACE_S):
-        await board_done.wait()
-    sys.stderr.flush()
-    # The SDK's stdin reader sits in a thread blocked on read(); it cannot be cancelled.
-    os._exit(0)

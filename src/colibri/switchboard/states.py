@@ -1,4 +1,4 @@
-"""The health state machine of one downstream (SPEC §7). `TABLE` is the one place that decides moves.
+"""The health state machine of one downstream (SPEC §7). `rules.TABLE` is the one place that decides moves.
 
     STARTING --pass--> HEALTHY                 STARTING --fail--> UNHEALTHY --pass--> PROBATION
     HEALTHY --N consecutive failures--> QUARANTINE (circuit open, reason recorded)
@@ -26,74 +26,30 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import StrEnum
 
-from colibri.clock import utc_now
+from colibri.core.clock import utc_now
 from colibri.switchboard.config import HealthPolicy
 from colibri.switchboard.errors import IllegalTransition
+from colibri.switchboard.health import ROUTABLE, Evidence, Move, Signal, State, Ticket, Transition
+from colibri.switchboard.rules import TABLE
+
+__all__ = [
+    "ROUTABLE",
+    "TABLE",
+    "Clock",
+    "Evidence",
+    "HealthMachine",
+    "Move",
+    "Signal",
+    "State",
+    "Ticket",
+    "Transition",
+]
 
 Clock = Callable[[], float]
 HISTORY_SIZE = 50
 
 
-class State(StrEnum):
-    STARTING = "STARTING"
-    HEALTHY = "HEALTHY"
-    UNHEALTHY = "UNHEALTHY"
-    QUARANTINE = "QUARANTINE"
-    PROBATION = "PROBATION"
-
-
-ROUTABLE = frozenset({State.HEALTHY, State.PROBATION})
-
-
-class Signal(StrEnum):
-    PASS = "pass"  # a real call or capability check succeeded: calls work
-    ALIVE = "alive"  # liveness/readiness passed: the process answers, calls may still fail
-    FAIL = "fail"
-    INDETERMINATE = "indeterminate"
-    LOST = "lost"
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """What one check, call or connection event showed; `kind` names a failure ("timeout", ...)."""
-
-    signal: Signal
-    kind: str = ""
-    detail: str = ""
-
-    def describe(self) -> str:
-        return f"{self.kind}: {self.detail}" if self.kind and self.detail else self.detail or self.kind
-
-
-@dataclass(frozen=True, slots=True)
-class Transition:
-    """One recorded move, with its reason."""
-
-    at: float
-    wall: str
-    source: State
-    target: State
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Ticket:
-    """Permission for one request; `trial` marks the single request a PROBATION server admits."""
-
-    generation: int
-    trial: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Move:
-    target: State
-    reason: str
-
-
-Rule = Callable[["HealthMachine", Evidence], Move | None]
 Listener = Callable[[Transition], None]
 
 
@@ -240,123 +196,3 @@ class HealthMachine:
 
     def _lengthen_cooldown(self) -> None:
         self.cooldown_s = min(self.cooldown_s * 2, self.policy.cooldown_max_s)
-
-
-# --- the rules ---------------------------------------------------------------------------------------
-
-
-def _checks_passed(m: HealthMachine, e: Evidence) -> Move:
-    if e.signal is Signal.PASS:
-        m._proven()
-    return Move(State.HEALTHY, f"checks passed{_suffix(e)}{_streak_kept(m)}")
-
-
-def _start_failed(m: HealthMachine, e: Evidence) -> Move:
-    m._count(e)
-    return Move(State.UNHEALTHY, f"start-up failed: {e.describe()}")
-
-
-def _indeterminate(m: HealthMachine, e: Evidence) -> Move:
-    return Move(State.UNHEALTHY, f"indeterminate: {e.describe()}")
-
-
-def _lost(m: HealthMachine, e: Evidence) -> Move:
-    if m._count(e):
-        return m._open()
-    return Move(State.STARTING, f"{e.describe()}; restarting")
-
-
-def _still_healthy(m: HealthMachine, e: Evidence) -> None:
-    m._proven()
-
-
-def _still_alive(m: HealthMachine, e: Evidence) -> None:
-    """A ping between failing calls shows the process lives, not that calls work: keep the streak."""
-    return None
-
-
-def _failure_while_healthy(m: HealthMachine, e: Evidence) -> Move | None:
-    return m._open() if m._count(e) else None
-
-
-def _still_unhealthy(m: HealthMachine, e: Evidence) -> None:
-    m._count(e)
-
-
-def _retry_passed(m: HealthMachine, e: Evidence) -> Move:
-    if e.signal is Signal.PASS:
-        m._clear_streak()
-    return Move(State.PROBATION, f"retry passed{_suffix(e)}; admitting one trial request")
-
-
-def _probe_passed(m: HealthMachine, e: Evidence) -> Move | None:
-    if m.cooldown_left() > 0:
-        return None
-    if e.signal is Signal.PASS:
-        m._clear_streak()
-    return Move(
-        State.PROBATION, f"cooldown elapsed and probe passed{_suffix(e)}; admitting one trial request"
-    )
-
-
-def _probe_failed(m: HealthMachine, e: Evidence) -> Move:
-    m._lengthen_cooldown()
-    return Move(State.QUARANTINE, f"probe failed: {e.describe()}; cooldown extended to {m.cooldown_s:g} s")
-
-
-def _quarantine_holds(m: HealthMachine, e: Evidence) -> None:
-    return None
-
-
-def _trial_passed(m: HealthMachine, e: Evidence) -> Move:
-    m._proven()
-    return Move(State.HEALTHY, f"trial request succeeded{_suffix(e)}")
-
-
-def _trial_checks_passed(m: HealthMachine, e: Evidence) -> Move:
-    return Move(State.HEALTHY, f"trial checks passed{_suffix(e)}{_streak_kept(m)}")
-
-
-def _trial_failed(m: HealthMachine, e: Evidence) -> Move:
-    m._count(e)
-    m._lengthen_cooldown()
-    m._open_reason = f"trial request failed ({e.describe()})"
-    return Move(State.QUARANTINE, f"{m._open_reason}; cooldown {m.cooldown_s:g} s")
-
-
-def _suffix(e: Evidence) -> str:
-    return f" ({e.detail})" if e.detail else ""
-
-
-def _streak_kept(m: HealthMachine) -> str:
-    return f"; {m.failures} failure(s) in a row kept until a call succeeds" if m.failures else ""
-
-
-S, G = State, Signal
-TABLE: dict[tuple[State, Signal], Rule] = {
-    (S.STARTING, G.PASS): _checks_passed,
-    (S.STARTING, G.ALIVE): _checks_passed,
-    (S.STARTING, G.FAIL): _start_failed,
-    (S.STARTING, G.INDETERMINATE): _indeterminate,
-    (S.STARTING, G.LOST): _lost,
-    (S.HEALTHY, G.PASS): _still_healthy,
-    (S.HEALTHY, G.ALIVE): _still_alive,
-    (S.HEALTHY, G.FAIL): _failure_while_healthy,
-    (S.HEALTHY, G.INDETERMINATE): _indeterminate,
-    (S.HEALTHY, G.LOST): _lost,
-    (S.UNHEALTHY, G.PASS): _retry_passed,
-    (S.UNHEALTHY, G.ALIVE): _retry_passed,
-    (S.UNHEALTHY, G.FAIL): _still_unhealthy,
-    (S.UNHEALTHY, G.INDETERMINATE): _still_unhealthy,
-    (S.UNHEALTHY, G.LOST): _lost,
-    (S.QUARANTINE, G.PASS): _probe_passed,
-    (S.QUARANTINE, G.ALIVE): _probe_passed,
-    (S.QUARANTINE, G.FAIL): _probe_failed,
-    (S.QUARANTINE, G.INDETERMINATE): _indeterminate,
-    (S.QUARANTINE, G.LOST): _quarantine_holds,
-    (S.PROBATION, G.PASS): _trial_passed,
-    (S.PROBATION, G.ALIVE): _trial_checks_passed,
-    (S.PROBATION, G.FAIL): _trial_failed,
-    (S.PROBATION, G.INDETERMINATE): _indeterminate,
-    (S.PROBATION, G.LOST): _trial_failed,
-}

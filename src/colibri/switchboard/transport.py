@@ -25,12 +25,11 @@ from mcp import Client, StdioServerParameters
 from mcp.client.session import IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from colibri.pipes import WRITE_FAILED, ProcessTransport, ReceiveIteration
+from colibri.pipes import WRITE_FAILED, ProcessTransport
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.errors import (
     CallTimedOut,
@@ -40,6 +39,8 @@ from colibri.switchboard.errors import (
     NotSent,
     PeerError,
 )
+from colibri.switchboard.failures import describe_connect_error, describe_failure, first_line
+from colibri.switchboard.watched import WatchedReadStream
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -127,10 +128,10 @@ async def open_session(spec: ServerSpec, hooks: Hooks, connect_timeout: float) -
                 yield SdkSession(client, closed)
         except Exception as exc:
             if not connected:
-                raise ConnectFailed(_describe_connect_error(spec, exc)) from exc
+                raise ConnectFailed(describe_connect_error(spec, exc)) from exc
             # The transport's own tasks failed (an HTTP server that went away, say).
             log.debug("%s: transport failed", spec.name, exc_info=True)
-            raise ConnectionLost(f"the transport failed: {_describe_failure(exc)}") from exc
+            raise ConnectionLost(f"the transport failed: {describe_failure(exc)}") from exc
     if not connected:
         raise ConnectFailed(f"no handshake within {connect_timeout:g} s")
 
@@ -218,10 +219,10 @@ class SdkSession:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise ConnectionLost("the connection broke while sending") from exc
         except ValidationError as exc:
-            raise MalformedResult(f"the answer is not a valid result: {_first_line(str(exc))}") from exc
+            raise MalformedResult(f"the answer is not a valid result: {first_line(str(exc))}") from exc
         except RuntimeError as exc:
             # The SDK raises RuntimeError when structured content breaks the tool's output schema.
-            raise MalformedResult(_first_line(str(exc))) from exc
+            raise MalformedResult(first_line(str(exc))) from exc
         finally:
             _ATTEMPT.reset(current)
             WRITE_FAILED.reset(unwritten)
@@ -243,9 +244,9 @@ class _WatchedTransport:
             self._inner = ProcessTransport(params)
             self._eof_reason = "the process exited (its stdout closed)"
 
-    async def __aenter__(self) -> tuple[_WatchedReadStream, Any]:
+    async def __aenter__(self) -> tuple[WatchedReadStream, Any]:
         read_stream, write_stream = await self._inner.__aenter__()
-        return _WatchedReadStream(read_stream, lambda: self._on_eof(self._eof_reason)), write_stream
+        return WatchedReadStream(read_stream, lambda: self._on_eof(self._eof_reason)), write_stream
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -281,61 +282,3 @@ class _UnsentWatch(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-
-class _WatchedReadStream(ReceiveIteration):
-    """Delegates to the transport's read stream and calls `on_end` once when it ends."""
-
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
-        self._inner = inner
-        self._on_end = on_end
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        try:
-            item: SessionMessage | Exception = await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._on_end()
-            raise
-        return item
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-def _describe_connect_error(spec: ServerSpec, error: BaseException) -> str:
-    leaf = next(_leaves(error), error)
-    if isinstance(leaf, OSError):
-        return f"cannot start {spec.command or spec.url}: {leaf}"
-    if isinstance(leaf, MCPError):
-        return f"handshake failed: {leaf.error.message}"
-    return f"connection failed: {_describe_failure(leaf)}"
-
-
-def _describe_failure(error: BaseException) -> str:
-    leaf = next(_leaves(error), error)
-    text = str(leaf).strip()
-    return f"{type(leaf).__name__}: {_first_line(text)}" if text else type(leaf).__name__
-
-
-def _leaves(error: BaseException) -> Iterator[BaseException]:
-    if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:
-            yield from _leaves(inner)
-    else:
-        yield error
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else "unknown error"

@@ -1,5 +1,1 @@
-"""The tool registry: what a tool is, and the catalogue of all of them."""
-
-from colibri.tools.spec import ErrorPattern, Tool, ToolContext
-
-__all__ = ["ErrorPattern", "Tool", "ToolContext"]
+"""The catalogue: every domain's tools and migrations, gathered above the domains."""

@@ -1,16 +1,21 @@
 """Every tool and every migration, in one fixed order.
 
-Adding a tool is declaring it in its domain's `tools.py`; adding a table is a migration
-in its domain's `schema.py`. Migrations apply in the order of their names' numbers, which
-this module checks, so a domain can depend on tables an earlier number created.
+Adding a tool is declaring it, with its class, in its domain's `tools.py`; adding a table is a
+migration in its domain's `schema.py`. Migrations apply in the order of their names' numbers,
+which this module checks, so a domain can depend on tables an earlier number created.
+Which tools a mode admits is derived from the tools' own classes (`admitted_tools`).
 """
 
 from __future__ import annotations
 
-from colibri.chain.audit_log import MIGRATIONS as AUDIT_MIGRATIONS
+from collections.abc import Iterable
+
+from colibri.core.modes import Mode
+from colibri.core.spec import Tool
 from colibri.domains import proofs, skills, system, tasks, trail
 from colibri.storage import Migration
-from colibri.tools.spec import Tool
+from colibri.storage.audit_log import MIGRATIONS as AUDIT_MIGRATIONS
+from colibri.storage.errors import SchemaError
 
 TOOLS: list[Tool] = [*system.TOOLS, *tasks.TOOLS, *trail.TOOLS, *proofs.TOOLS, *skills.TOOLS]
 
@@ -18,3 +23,19 @@ MIGRATIONS: list[Migration] = sorted(
     [*AUDIT_MIGRATIONS, *tasks.MIGRATIONS, *proofs.MIGRATIONS, *trail.MIGRATIONS],
     key=lambda migration: migration.name,
 )
+
+# The migrations of each storage backend, by dialect name; a backend brings its own list.
+MIGRATIONS_BY_BACKEND: dict[str, list[Migration]] = {"sqlite": MIGRATIONS}
+
+
+def admitted_tools(mode: Mode, tools: Iterable[Tool] = TOOLS) -> list[str]:
+    """The names of the tools `mode` admits, in catalogue order."""
+    return [tool.name for tool in tools if tool.admitted_in(mode)]
+
+
+def migrations_for(backend: str) -> list[Migration]:
+    """The ordered migrations of one backend (`Dialect.name`)."""
+    try:
+        return MIGRATIONS_BY_BACKEND[backend]
+    except KeyError:
+        raise SchemaError(f"no migrations for storage backend {backend!r}") from None

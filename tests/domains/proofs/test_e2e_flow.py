@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 from colibri.domains.proofs.merkle import verify_proof
-from tests.domains.trail.support import KINDS, insert_task
-from tests.support import call, connect, ok_data
+from tests.domains.trail.helpers import KINDS, insert_task
+from tests.helpers import call, connect, ok_data
 
 pytestmark = pytest.mark.anyio
 

@@ -6,14 +6,14 @@ import re
 
 import pytest
 
+from colibri.core.errors import DomainError
 from colibri.domains.proofs import merkle, repository, sessions, tree_store
 from colibri.domains.proofs.seals import check_seal, leaf_of_stored
 from colibri.domains.trail import records
-from colibri.domains.trail.offline import run_verify
 from colibri.domains.trail.verify import verify
-from colibri.errors import DomainError
 from colibri.storage import Database
-from tests.domains.trail.support import build_chain, raw_connection
+from colibri.verifier.offline import run_verify
+from tests.domains.trail.helpers import build_chain, raw_connection
 
 
 def _refused(code: str) -> pytest.RaisesExc[DomainError]:
@@ -28,7 +28,7 @@ def test_sessions_start_with_a_given_or_generated_id_and_never_twice(fresh_db: D
     with _refused("ERR_SESSION_EXISTS") as caught:
         sessions.start(fresh_db, "review-42")
     assert given.started_at in caught.value.message and "omit it" in caught.value.message
-    stored = repository.get_session(fresh_db.conn, "review-42")
+    stored = repository.get_session(fresh_db, "review-42")
     assert stored is not None and (stored.agent_id, stored.purpose, stored.seal) == (
         "agent-1",
         "a review",
@@ -62,7 +62,7 @@ def test_the_seal_is_the_rfc9162_root_of_the_record_hashes_in_seq_order(fresh_db
     ]
     assert sealed.leaf_count == 10
     assert sealed.root == merkle.tree_root([bytes.fromhex(h) for h in hashes]).hex()
-    answer = sessions.root(fresh_db.conn, ids[1])
+    answer = sessions.root(fresh_db, ids[1])
     assert (answer.root, answer.leaf_count, answer.finalized_at, answer.algorithm, answer.proof) == (
         sealed.root,
         10,
@@ -80,7 +80,7 @@ def test_every_record_of_a_large_interleaved_session_gets_a_verifying_proof(fres
     ).fetchall()
     levels = merkle.build_levels([merkle.leaf_hash(bytes.fromhex(row["hash"])) for row in rows])
     for index, row in enumerate(rows):
-        proof = sessions.root(fresh_db.conn, ids[0], row["record_id"]).proof
+        proof = sessions.root(fresh_db, ids[0], row["record_id"]).proof
         assert proof is not None
         assert (proof.leaf_index, proof.tree_size, proof.record_hash) == (index, 300, row["hash"])
         assert proof.audit_path == [node.hex() for node in merkle.inclusion_path(levels, index)]
@@ -90,19 +90,19 @@ def test_every_record_of_a_large_interleaved_session_gets_a_verifying_proof(fres
 def test_roots_and_proofs_are_refused_with_the_reason(fresh_db: Database) -> None:
     ids = build_chain(fresh_db, 6, session_count=2)
     with _refused("ERR_SESSION_NOT_FOUND"):
-        sessions.root(fresh_db.conn, "ghost")
+        sessions.root(fresh_db, "ghost")
     with _refused("ERR_NOT_FINALIZED") as caught:
-        sessions.root(fresh_db.conn, ids[0])
+        sessions.root(fresh_db, ids[0])
     assert "3 record(s)" in caught.value.message and "merkle_finalize" in caught.value.message
     sessions.finalize(fresh_db, ids[0])
     other = fresh_db.execute(
         "SELECT record_id FROM thought_records WHERE session_id = ?", (ids[1],)
     ).fetchone()[0]
     with _refused("ERR_NOT_FOUND") as caught:
-        sessions.root(fresh_db.conn, ids[0], other)
+        sessions.root(fresh_db, ids[0], other)
     assert f"belongs to session {ids[1]!r}" in caught.value.message
     with _refused("ERR_NOT_FOUND") as caught:
-        sessions.root(fresh_db.conn, ids[0], "rec_" + "0" * 24)
+        sessions.root(fresh_db, ids[0], "rec_" + "0" * 24)
     assert "thought_record_list" in caught.value.message
 
 
@@ -114,18 +114,18 @@ def test_a_damaged_stored_hash_cannot_be_sealed(fresh_db: Database) -> None:
     with _refused("ERR_CHAIN_BROKEN") as caught:
         sessions.finalize(fresh_db, ids[0])
     assert "seq 3" in caught.value.message and "audit_verify_chain" in caught.value.message
-    assert repository.get_session(fresh_db.conn, ids[0]).seal is None  # type: ignore[union-attr]
+    assert repository.get_session(fresh_db, ids[0]).seal is None  # type: ignore[union-attr]
 
 
 def test_a_seal_check_compares_the_stored_hashes_with_the_sealed_root(fresh_db: Database) -> None:
     ids = build_chain(fresh_db, 8, session_count=2)
     sessions.finalize(fresh_db, ids[0])
-    seal = repository.get_session(fresh_db.conn, ids[0]).seal  # type: ignore[union-attr]
-    assert seal is not None and check_seal(fresh_db.conn, ids[0], seal).valid
+    seal = repository.get_session(fresh_db, ids[0]).seal  # type: ignore[union-attr]
+    assert seal is not None and check_seal(fresh_db, ids[0], seal).valid
     conn = raw_connection(fresh_db.path)
     conn.execute("DELETE FROM thought_records WHERE seq = 3")
     conn.close()
-    damaged = check_seal(fresh_db.conn, ids[0], seal)
+    damaged = check_seal(fresh_db, ids[0], seal)
     assert not damaged.valid and (damaged.sealed_leaf_count, damaged.computed_leaf_count) == (4, 3)
 
 
@@ -146,11 +146,11 @@ def test_stored_paths_match_paths_built_in_memory_across_chunk_edges(fresh_db: D
         repository.insert_seal(conn, "s", repository.Seal(levels[-1][0].hex(), size, "now"))
         tree_store.save_tree(conn, "s", levels, [10 * i + 5 for i in range(size)])
     for index in (0, 1, 127, 128, 129, 255, 256, size - 1):
-        assert tree_store.audit_path(fresh_db.conn, "s", size, index) == merkle.inclusion_path(levels, index)
-        assert tree_store.leaf_index(fresh_db.conn, "s", 10 * index + 5) == index
-    assert tree_store.leaf_index(fresh_db.conn, "s", 4) is None
-    assert tree_store.leaf_index(fresh_db.conn, "s", 16) is None
-    assert tree_store.leaf_index(fresh_db.conn, "s", 10 * size + 5) is None
+        assert tree_store.audit_path(fresh_db, "s", size, index) == merkle.inclusion_path(levels, index)
+        assert tree_store.leaf_index(fresh_db, "s", 10 * index + 5) == index
+    assert tree_store.leaf_index(fresh_db, "s", 4) is None
+    assert tree_store.leaf_index(fresh_db, "s", 16) is None
+    assert tree_store.leaf_index(fresh_db, "s", 10 * size + 5) is None
 
 
 def _sealed_with_proofs(db: Database) -> tuple[str, list[str]]:
@@ -160,7 +160,7 @@ def _sealed_with_proofs(db: Database) -> tuple[str, list[str]]:
         row[0] for row in db.execute("SELECT record_id FROM thought_records WHERE session_id = ?", (ids[0],))
     ]
     for record_id in record_ids:
-        sessions.root(db.conn, ids[0], record_id)  # every proof is served while the store is intact
+        sessions.root(db, ids[0], record_id)  # every proof is served while the store is intact
     return ids[0], record_ids
 
 
@@ -180,20 +180,20 @@ def test_a_damaged_stored_tree_is_a_seal_mismatch_and_its_proofs_are_refused(
     fresh_db: Database, damage: str
 ) -> None:
     session_id, record_ids = _sealed_with_proofs(fresh_db)
-    seal = repository.get_session(fresh_db.conn, session_id).seal  # type: ignore[union-attr]
-    assert seal is not None and check_seal(fresh_db.conn, session_id, seal).stored_tree_intact
+    seal = repository.get_session(fresh_db, session_id).seal  # type: ignore[union-attr]
+    assert seal is not None and check_seal(fresh_db, session_id, seal).stored_tree_intact
     conn = raw_connection(fresh_db.path)
     conn.execute(damage)
     conn.close()
 
-    check = check_seal(fresh_db.conn, session_id, seal)
+    check = check_seal(fresh_db, session_id, seal)
     assert not check.stored_tree_intact and not check.valid
     assert check.computed_root == check.sealed_root  # the records are intact: only the tree is damaged
-    report = verify(fresh_db.conn, session_id=session_id)
+    report = verify(fresh_db, session_id=session_id)
     assert report.first_break is None and not report.valid and not report.seals[0].stored_tree_intact
 
     with _refused("ERR_PROOF_STORE_DAMAGED") as caught:
-        sessions.root(fresh_db.conn, session_id, record_ids[0])
+        sessions.root(fresh_db, session_id, record_ids[0])
     assert "audit_verify_chain" in caught.value.message and "colibri verify" in caught.value.message
     assert caught.value.details == {"session_id": session_id, "record_id": record_ids[0]}
 
@@ -206,8 +206,8 @@ def test_an_extra_stored_chunk_is_a_seal_mismatch(fresh_db: Database) -> None:
         (session_id, b"x" * 32),
     )
     conn.close()
-    seal = repository.get_session(fresh_db.conn, session_id).seal  # type: ignore[union-attr]
-    assert seal is not None and not check_seal(fresh_db.conn, session_id, seal).valid
+    seal = repository.get_session(fresh_db, session_id).seal  # type: ignore[union-attr]
+    assert seal is not None and not check_seal(fresh_db, session_id, seal).valid
 
 
 def test_colibri_verify_reports_a_damaged_tree(
@@ -233,4 +233,4 @@ def test_a_proof_for_a_record_altered_after_sealing_is_refused(fresh_db: Databas
         0
     ]
     with _refused("ERR_PROOF_STORE_DAMAGED"):
-        sessions.root(fresh_db.conn, session_id, altered)  # its record_id follows its hash
+        sessions.root(fresh_db, session_id, altered)  # its record_id follows its hash

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.domains.trail.support import raw_connection
-from tests.support import call, chain_error, connect, domain_error, ok_data
+from tests.domains.trail.helpers import raw_connection
+from tests.helpers import call, chain_error, connect, domain_error, ok_data
 
 pytestmark = pytest.mark.anyio
 

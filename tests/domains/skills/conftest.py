@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from colibri.domains.skills.registry import SkillRegistry
-from tests.domains.skills import tree
+from tests.domains.skills import helpers as tree
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from colibri.domains.skills.models import Skill, SkillList
 from colibri.domains.skills.registry import SkillRegistry
 from colibri.domains.skills.roots import Root
 from colibri.domains.skills.validate import parse_skill
-from tests.domains.skills.tree import configured, valid, write_skill
+from tests.domains.skills.helpers import configured, valid, write_skill
 
 
 class ParseCounter:

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
+from colibri.core.modes import Mode
+from colibri.core.spec import ToolContext
+from colibri.core.state import ServerState
 from colibri.domains.skills.handlers import skill_list
 from colibri.domains.skills.models import SkillListArguments
-from colibri.runtime.modes import Mode
-from colibri.runtime.state import ServerState
-from colibri.tools.spec import ToolContext
-from tests.domains.skills.tree import valid, write_skill
+from tests.domains.skills.helpers import valid, write_skill
 
 
 def _context(skills_dirs: tuple[Path, ...] | None) -> ToolContext:

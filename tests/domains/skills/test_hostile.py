@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from colibri.domains.skills.registry import MAX_FILE_BYTES
-from tests.domains.skills.tree import frontmatter, valid, write_skill
-from tests.support import call, chain_error, clean_env, connect, ok_data, query
+from tests.domains.skills.helpers import frontmatter, valid, write_skill
+from tests.helpers import call, chain_error, clean_env, connect, ok_data, query
 
 pytestmark = pytest.mark.anyio
 

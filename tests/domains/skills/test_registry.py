@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from colibri.domains.skills.registry import SkillRegistry, matching
-from tests.domains.skills import tree
-from tests.domains.skills.tree import NAME_64, NAME_65, PROJECT_ERRORS, USER_ERRORS, FixtureTree
+from tests.domains.skills import helpers as tree
+from tests.domains.skills.helpers import NAME_64, NAME_65, PROJECT_ERRORS, USER_ERRORS, FixtureTree
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.domains.skills import tree
-from tests.domains.skills.tree import FixtureTree, valid, write_skill
-from tests.support import call, chain_error, connect, ok_data
+from tests.domains.skills import helpers as tree
+from tests.domains.skills.helpers import FixtureTree, valid, write_skill
+from tests.helpers import call, chain_error, connect, ok_data
 
 pytestmark = pytest.mark.anyio
 

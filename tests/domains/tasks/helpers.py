@@ -8,11 +8,11 @@ import sqlite3
 import uuid
 from typing import Any
 
-from colibri.clock import utc_now
+from colibri.core.clock import utc_now
+from colibri.core.errors import DomainError
 from colibri.domains.tasks import repository, service
 from colibri.domains.tasks.arguments import CreateTaskArgs, UpdateTaskArgs
 from colibri.domains.tasks.models import Task
-from colibri.errors import DomainError
 from colibri.storage import Database
 
 # The shortest legal way from a new task (todo) to each status.
@@ -59,10 +59,10 @@ def write_back(conn: sqlite3.Connection, task_id: str, kind: str = "writeback") 
 
 def bring_to(db: Database, task_id: str, status: str) -> Task:
     """Move a fresh todo task along the legal path to `status` (writing back before done)."""
-    result = repository.get_task(db.conn, task_id)
+    result = repository.get_task(db, task_id)
     assert result is not None, f"no task {task_id}"
     for step in PATHS[status]:
         if step == "done":
-            write_back(db.conn, task_id)
+            write_back(db, task_id)
         result = update(db, task_id, status=step)
     return result

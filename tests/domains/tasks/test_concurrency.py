@@ -9,18 +9,18 @@ import anyio
 import pytest
 from mcp import Client
 
-from colibri.clock import utc_now
+from colibri.core.clock import utc_now
 from colibri.domains.tasks import repository, service
-from colibri.storage import Database
+from colibri.storage import Database, SQLiteDatabase
 from tests.domains.tasks.helpers import create
-from tests.support import call, connect, domain_error, ok_data
+from tests.helpers import call, connect, domain_error, ok_data
 
 
 def test_the_update_statement_refuses_a_version_that_moved_after_the_read(fresh_db: Database) -> None:
     task = create(fresh_db)
-    other = Database.open(fresh_db.path)
+    other = SQLiteDatabase.open(fresh_db.path)
     try:
-        seen = repository.get_task(fresh_db.conn, task.id)
+        seen = repository.get_task(fresh_db, task.id)
         assert seen is not None and seen.version == 1
         # Another connection writes between our read and our write.
         with other.atomic() as conn:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from colibri.core.errors import DomainError
 from colibri.domains.tasks import service
-from colibri.errors import DomainError
 from colibri.storage import Database
 from tests.domains.tasks.helpers import bring_to, create, refusal, update
 

@@ -8,8 +8,8 @@ import random
 import pytest
 from pydantic import ValidationError
 
+from colibri.core.cursor import decode_cursor, encode_cursor
 from colibri.domains.tasks.arguments import ListTasksArgs
-from colibri.domains.tasks.cursor import decode_cursor, encode_cursor
 from colibri.domains.tasks.listing import list_tasks
 from colibri.domains.tasks.models import Task
 from colibri.storage import Database

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from colibri.storage import Database
+from colibri.storage import SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
 from tests.domains.tasks.helpers import create
-from tests.support import call, chain_error, connect, ok_data
+from tests.helpers import call, chain_error, connect, ok_data
 
 pytestmark = pytest.mark.anyio
 
@@ -52,7 +52,7 @@ async def test_readonly_serves_reads_and_refuses_writes(server_env: dict[str, st
 
 
 async def test_paging_through_a_thousand_tasks_over_stdio(server_env: dict[str, str]) -> None:
-    db = Database.open(Path(server_env["COLIBRI_DB_PATH"]))
+    db = SQLiteDatabase.open(Path(server_env["COLIBRI_DB_PATH"]))
     try:
         migrate(db, MIGRATIONS)
         with db.atomic():

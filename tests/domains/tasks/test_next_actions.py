@@ -93,7 +93,7 @@ def test_reasons_explain_each_suggestion(fresh_db: Database) -> None:
     assert reasons[going].startswith("in progress") and "review" in reasons[going]
     assert "thought_record" in reasons[review] and "done" in reasons[review]
     # Each action carries the full, current task object.
-    assert next_actions(fresh_db, 5).actions[0].task == repository.get_task(fresh_db.conn, going)
+    assert next_actions(fresh_db, 5).actions[0].task == repository.get_task(fresh_db, going)
 
 
 def test_blocked_lists_what_each_task_waits_on(fresh_db: Database) -> None:

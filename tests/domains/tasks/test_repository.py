@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from colibri.domains.tasks import repository
-from colibri.storage import Database
+from colibri.storage import Database, SQLiteDatabase
 from tests.domains.tasks.helpers import create
 
 
@@ -16,29 +16,29 @@ def test_read_snapshot_is_one_transaction_and_joins_an_open_one(fresh_db: Databa
     with fresh_db.snapshot() as conn:
         assert conn.in_transaction
         assert repository.get_task(conn, "T-1") is not None
-    assert not fresh_db.conn.in_transaction
+    assert not fresh_db.in_transaction
     with fresh_db.atomic(), fresh_db.snapshot() as conn:
         conn.execute("UPDATE tasks SET title = 'inside' WHERE id = 'T-1'")
-    task = repository.get_task(fresh_db.conn, "T-1")
+    task = repository.get_task(fresh_db, "T-1")
     assert task is not None and task.title == "inside"
 
 
 def test_read_snapshot_does_not_see_a_write_committed_meanwhile(fresh_db: Database) -> None:
     create(fresh_db, "before")
-    other = Database.open(fresh_db.path)
+    other = SQLiteDatabase.open(fresh_db.path)
     try:
         with fresh_db.snapshot() as conn:
             assert repository.statuses_of(conn, ["T-1"]) == {"T-1": "todo"}
             other.execute("UPDATE tasks SET status = 'blocked' WHERE id = 'T-1'")
             assert repository.statuses_of(conn, ["T-1"]) == {"T-1": "todo"}
-        assert repository.statuses_of(fresh_db.conn, ["T-1"]) == {"T-1": "blocked"}
+        assert repository.statuses_of(fresh_db, ["T-1"]) == {"T-1": "blocked"}
     finally:
         other.close()
 
 
 def test_read_snapshot_works_on_a_read_only_file(fresh_db: Database) -> None:
     create(fresh_db)
-    readonly = Database.open(fresh_db.path, readonly=True)
+    readonly = SQLiteDatabase.open(fresh_db.path, readonly=True)
     try:
         with readonly.snapshot() as conn:
             assert repository.get_task(conn, "T-1") is not None
@@ -54,10 +54,10 @@ def _create_then_fail(db: Database) -> None:
 
 def test_next_number_follows_autoincrement_even_after_a_rolled_back_insert(fresh_db: Database) -> None:
     create(fresh_db)
-    assert repository.next_number(fresh_db.conn) == 2
+    assert repository.next_number(fresh_db) == 2
     with pytest.raises(sqlite3.OperationalError):
         _create_then_fail(fresh_db)
-    assert repository.next_number(fresh_db.conn) == 2
+    assert repository.next_number(fresh_db) == 2
     assert create(fresh_db).id == "T-2"
 
 
@@ -66,5 +66,5 @@ def test_chunks_handle_more_ids_than_one_statement_takes(fresh_db: Database) -> 
         for i in range(1200):
             create(fresh_db, str(i))
     wanted = [f"T-{n}" for n in range(1, 1201)]
-    assert len(repository.get_tasks(fresh_db.conn, wanted)) == 1200
-    assert len(repository.statuses_of(fresh_db.conn, [*wanted, "T-5000"])) == 1200
+    assert len(repository.get_tasks(fresh_db, wanted)) == 1200
+    assert len(repository.statuses_of(fresh_db, [*wanted, "T-5000"])) == 1200

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from colibri.core.errors import DomainError
 from colibri.domains.tasks import service
-from colibri.errors import DomainError
-from colibri.storage import Database
+from colibri.storage import Database, SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
 from tests.domains.tasks.helpers import create, refusal, update
@@ -43,11 +43,11 @@ def test_create_with_every_field(fresh_db: Database) -> None:
 
 def test_ids_count_up_and_survive_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "ids.db"
-    db = Database.open(path)
+    db = SQLiteDatabase.open(path)
     migrate(db, MIGRATIONS)
     assert [create(db, str(i)).id for i in range(3)] == ["T-1", "T-2", "T-3"]
     db.close()
-    db = Database.open(path)
+    db = SQLiteDatabase.open(path)
     migrate(db, MIGRATIONS)
     assert create(db).id == "T-4"
     db.close()

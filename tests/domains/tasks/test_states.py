@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
+from colibri.core.errors import DomainError
 from colibri.domains.tasks import service, states
-from colibri.errors import DomainError
 from colibri.storage import Database
 from tests.domains.tasks.helpers import bring_to, create, refusal, update, write_back
 
@@ -48,7 +48,7 @@ def test_full_matrix_on_real_tasks(fresh_db: Database) -> None:
         assert before.status == current
         if target in SPEC_TABLE[current]:
             if target == "done":
-                write_back(fresh_db.conn, task_id)
+                write_back(fresh_db, task_id)
             after = update(fresh_db, task_id, status=target)
             assert (after.status, after.version) == (target, before.version + 1)
             last = service.get_task_detail(fresh_db, task_id).history[-1]
@@ -93,7 +93,7 @@ def test_entering_in_progress_needs_every_dependency_done(fresh_db: Database) ->
     assert error.details["open_dependencies"] == [{"id": second, "status": "in_progress"}]
     for step in ("review", "done"):
         if step == "done":
-            write_back(fresh_db.conn, second)
+            write_back(fresh_db, second)
         update(fresh_db, second, status=step)
     assert update(fresh_db, third, status="in_progress").status == "in_progress"
 
@@ -121,7 +121,7 @@ def test_done_needs_a_writeback_and_any_citing_record_counts(fresh_db: Database)
     task_id = create(fresh_db).id
     bring_to(fresh_db, task_id, "review")
     other = create(fresh_db).id
-    write_back(fresh_db.conn, other)  # a record citing another task does not count
+    write_back(fresh_db, other)  # a record citing another task does not count
     error = refusal(fresh_db, task_id, status="done")
     assert error.code == "ERR_WRITEBACK_REQUIRED"
     assert "audit_session_start" in error.message and "thought_record" in error.message
@@ -130,7 +130,7 @@ def test_done_needs_a_writeback_and_any_citing_record_counts(fresh_db: Database)
     assert example["tool"] == "thought_record"
     assert example["arguments"]["task_id"] == task_id and example["arguments"]["kind"] == "writeback"
     assert service.get_task_detail(fresh_db, task_id).status == "review"
-    write_back(fresh_db.conn, task_id, kind="decision")
+    write_back(fresh_db, task_id, kind="decision")
     assert update(fresh_db, task_id, status="done").status == "done"
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.support import call, chain_error, connect, domain_error, ok_data
+from tests.helpers import call, chain_error, connect, domain_error, ok_data
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 
-from tests.support import call, connect, ok_data
+from tests.helpers import call, connect, ok_data
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from colibri.core.cursor import decode_cursor, encode_cursor
+from colibri.core.errors import DomainError
 from colibri.domains.proofs import sessions
 from colibri.domains.trail import records
 from colibri.domains.trail.canonical import GENESIS_HASH, record_hash
-from colibri.domains.trail.paging import decode_cursor, encode_cursor
 from colibri.domains.trail.repository import read_head
-from colibri.errors import DomainError
 from colibri.storage import Database
-from tests.domains.trail.support import KINDS, build_chain, insert_task
+from tests.domains.trail.helpers import KINDS, build_chain, insert_task
 
 
 def test_records_chain_from_the_genesis_hash_across_sessions(fresh_db: Database) -> None:
@@ -33,7 +33,7 @@ def test_records_chain_from_the_genesis_hash_across_sessions(fresh_db: Database)
         prev_hash=a.hash,
     )
     assert b.record_id == "rec_" + b.hash[:24]
-    head = read_head(fresh_db.conn)
+    head = read_head(fresh_db)
     assert (head.seq, head.hash) == (3, c.hash)
     stored = fresh_db.execute("SELECT record_id FROM thought_records WHERE seq = 2").fetchone()[0]
     assert stored == b.record_id  # the generated column computes the same id
@@ -56,7 +56,7 @@ def test_a_sealed_session_takes_no_more_records(fresh_db: Database) -> None:
         records.append(fresh_db, session, "plan", "late")
     assert str(caught.value).startswith("SESSION_FINALIZED: s-1 ")
     assert sealed.finalized_at in caught.value.message and "audit_session_start" in caught.value.message
-    assert read_head(fresh_db.conn).seq == 1
+    assert read_head(fresh_db).seq == 1
 
 
 def test_a_cited_task_must_exist(fresh_db: Database) -> None:
@@ -80,28 +80,28 @@ def test_pages_follow_filters_and_cursors_oldest_first(fresh_db: Database) -> No
 
     seen, cursor = [], None
     while True:
-        page, cursor = records.page(fresh_db.conn, session_id=ids[0], limit=4, cursor=cursor)
+        page, cursor = records.page(fresh_db, session_id=ids[0], limit=4, cursor=cursor)
         seen += page
         if cursor is None:
             break
     assert [r.seq for r in seen] == sorted(r.seq for r in seen)
     assert {r.session_id for r in seen} == {ids[0]} and len(seen) == 16
 
-    by_kind, cursor = records.page(fresh_db.conn, kind="analysis", limit=200)
+    by_kind, cursor = records.page(fresh_db, kind="analysis", limit=200)
     assert cursor is None and by_kind and all(r.kind == "analysis" for r in by_kind)
-    by_task, _ = records.page(fresh_db.conn, task_id="T-1")
+    by_task, _ = records.page(fresh_db, task_id="T-1")
     assert [r.record_id for r in by_task] == [cited.record_id]
-    both, _ = records.page(fresh_db.conn, session_id=ids[1], kind=KINDS[1])
+    both, _ = records.page(fresh_db, session_id=ids[1], kind=KINDS[1])
     assert all(r.session_id == ids[1] and r.kind == KINDS[1] for r in both)
-    last_page, cursor = records.page(fresh_db.conn, limit=31)
+    last_page, cursor = records.page(fresh_db, limit=31)
     assert len(last_page) == 31 and cursor is None
 
 
 def test_listing_an_unknown_session_or_task_is_an_error_not_an_empty_page(fresh_db: Database) -> None:
     with pytest.raises(DomainError, match="SESSION_NOT_FOUND: nope "):
-        records.page(fresh_db.conn, session_id="nope")
+        records.page(fresh_db, session_id="nope")
     with pytest.raises(DomainError, match="TASK_NOT_FOUND: T-9 "):
-        records.page(fresh_db.conn, task_id="T-9")
+        records.page(fresh_db, task_id="T-9")
 
 
 def test_cursors_round_trip_and_foreign_ones_are_refused() -> None:

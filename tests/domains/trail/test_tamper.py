@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from colibri.domains.trail.canonical import record_hash
-from colibri.domains.trail.offline import run_verify
 from colibri.domains.trail.verify import verify
-from colibri.storage import Database
+from colibri.storage import SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
-from tests.domains.trail.support import build_chain, insert_task, raw_connection
+from colibri.verifier.offline import run_verify
+from tests.domains.trail.helpers import build_chain, insert_task, raw_connection
 
 RECORDS = 40
 TEXT_FIELDS = ("session_id", "kind", "content", "task_id", "agent_id", "created_at", "prev_hash", "hash")
@@ -34,7 +34,7 @@ _SUMMARY = re.compile(r"^first break:\s+seq (\d+): (\w+) ", re.MULTILINE)
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A chain of RECORDS records over three sessions (one sealed), some citing a task."""
     path = tmp_path_factory.mktemp("tamper") / "template.db"
-    db = Database.open(path)
+    db = SQLiteDatabase.open(path)
     migrate(db, MIGRATIONS)
     insert_task(db, "T-1")
     ids = build_chain(db, RECORDS - 5, session_count=3)
@@ -150,9 +150,9 @@ def test_every_single_change_is_reported_at_its_seq_with_its_reason(
     conn.close()
 
     for scope in (None, session_id):
-        db = Database.open(path, readonly=True)
+        db = SQLiteDatabase.open(path, readonly=True)
         try:
-            report = verify(db.conn, session_id=scope)
+            report = verify(db, session_id=scope)
         finally:
             db.close()
         assert report.first_break is not None, (action, scope)
@@ -165,9 +165,9 @@ def test_every_single_change_is_reported_at_its_seq_with_its_reason(
 
 
 def test_the_untouched_template_verifies(template: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    db = Database.open(template, readonly=True)
+    db = SQLiteDatabase.open(template, readonly=True)
     try:
-        assert verify(db.conn).valid
+        assert verify(db).valid
     finally:
         db.close()
     assert run_verify(str(template), None) == 0

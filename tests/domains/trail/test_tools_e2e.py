@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from colibri.domains.trail.paging import encode_cursor
-from tests.domains.trail.support import raw_connection
-from tests.support import call, chain_error, clean_env, connect, ok_data
+from colibri.core.cursor import encode_cursor
+from tests.domains.trail.helpers import raw_connection
+from tests.helpers import call, chain_error, clean_env, connect, ok_data
 
 pytestmark = pytest.mark.anyio
 

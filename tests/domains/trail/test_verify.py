@@ -4,55 +4,55 @@ from __future__ import annotations
 
 import pytest
 
+from colibri.core.errors import DomainError
 from colibri.domains.proofs import sessions
 from colibri.domains.trail import records
 from colibri.domains.trail.canonical import record_hash, record_id_for
 from colibri.domains.trail.verify import verify
-from colibri.errors import DomainError
-from colibri.storage import Database
-from tests.domains.trail.support import build_chain, raw_connection
+from colibri.storage import Database, SQLiteDatabase
+from tests.domains.trail.helpers import build_chain, raw_connection
 
 
 def _break(db: Database, **scope: object) -> tuple[int, str] | None:
-    report = verify(db.conn, **scope)  # type: ignore[arg-type]
+    report = verify(db, **scope)  # type: ignore[arg-type]
     brk = report.first_break
     return None if brk is None else (brk.seq, brk.reason)
 
 
 def test_an_intact_chain_verifies_whole_by_range_and_by_session(fresh_db: Database) -> None:
     ids = build_chain(fresh_db, 40, session_count=3, seal=1)
-    whole = verify(fresh_db.conn)
+    whole = verify(fresh_db)
     assert whole.valid and whole.checked == 40 and whole.first_break is None
     assert (
         whole.head_hash == fresh_db.execute("SELECT hash FROM thought_records WHERE seq = 40").fetchone()[0]
     )
-    ranged = verify(fresh_db.conn, from_seq=11, to_seq=20)
+    ranged = verify(fresh_db, from_seq=11, to_seq=20)
     assert ranged.valid and ranged.checked == 10
-    assert verify(fresh_db.conn, from_seq=35, to_seq=10_000).checked == 6
+    assert verify(fresh_db, from_seq=35, to_seq=10_000).checked == 6
     # A session scope checks every record of the chain its records are linked into.
-    sealed = verify(fresh_db.conn, session_id=ids[0])
+    sealed = verify(fresh_db, session_id=ids[0])
     assert sealed.valid and sealed.checked == 40 and len(sealed.seals) == 1 and sealed.seals[0].valid
     assert (
         sealed.head_hash == fresh_db.execute("SELECT hash FROM thought_records WHERE seq = 40").fetchone()[0]
     )
-    open_session = verify(fresh_db.conn, session_id=ids[1])
+    open_session = verify(fresh_db, session_id=ids[1])
     assert open_session.valid and open_session.checked == 40 and open_session.seals == []
     assert (
         open_session.head_hash
         == fresh_db.execute("SELECT hash FROM thought_records WHERE seq = 38").fetchone()[0]
     )
-    assert verify(fresh_db.conn, session_id=ids[1], from_seq=11, to_seq=20).checked == 10
-    assert verify(fresh_db.conn, session_id=ids[0], from_seq=1, to_seq=10).seals == []
+    assert verify(fresh_db, session_id=ids[1], from_seq=11, to_seq=20).checked == 10
+    assert verify(fresh_db, session_id=ids[0], from_seq=1, to_seq=10).seals == []
 
 
 def test_an_empty_chain_is_valid_and_has_no_head(fresh_db: Database) -> None:
-    report = verify(fresh_db.conn)
+    report = verify(fresh_db)
     assert report.valid and report.checked == 0 and report.head_hash is None
 
 
 def test_an_unknown_session_is_refused(fresh_db: Database) -> None:
     with pytest.raises(DomainError, match=r"^SESSION_NOT_FOUND: ghost "):
-        verify(fresh_db.conn, session_id="ghost")
+        verify(fresh_db, session_id="ghost")
 
 
 def test_a_session_check_checks_the_global_chain_its_records_are_linked_into(fresh_db: Database) -> None:
@@ -107,7 +107,7 @@ def test_a_range_starting_after_a_hole_reports_the_hole(fresh_db: Database) -> N
     conn = raw_connection(fresh_db.path)
     conn.execute("DELETE FROM thought_records WHERE seq = 9")
     conn.close()
-    report = verify(fresh_db.conn, from_seq=10, to_seq=15)
+    report = verify(fresh_db, from_seq=10, to_seq=15)
     assert report.first_break is not None
     assert (report.first_break.seq, report.first_break.reason, report.first_break.found) == (9, "seq_gap", 10)
     assert _break(fresh_db, from_seq=11) is None
@@ -118,7 +118,7 @@ def test_the_anchor_catches_a_deleted_newest_record(fresh_db: Database) -> None:
     conn = raw_connection(fresh_db.path)
     conn.execute("DELETE FROM thought_records WHERE seq = 10")
     conn.close()
-    report = verify(fresh_db.conn)
+    report = verify(fresh_db)
     assert report.first_break is not None
     assert (report.first_break.seq, report.first_break.reason) == (10, "seq_gap")
     assert (report.first_break.expected, report.first_break.found) == (10, None)
@@ -137,7 +137,7 @@ def test_the_anchor_catches_a_newest_record_rewritten_with_a_fresh_hash(fresh_db
         "UPDATE thought_records SET content = 'rewritten, hash and all', hash = ? WHERE seq = 10", (forged,)
     )
     conn.close()
-    report = verify(fresh_db.conn)
+    report = verify(fresh_db)
     assert report.first_break is not None
     assert (report.first_break.seq, report.first_break.reason) == (10, "hash_mismatch")
     assert (report.first_break.expected, report.first_break.found) == (row["hash"], forged)
@@ -164,11 +164,11 @@ def test_a_record_appended_behind_colibris_back_is_outside_the_anchor(fresh_db: 
         {**fields, "hash": record_hash(**fields)},
     )
     conn.close()
-    report = verify(fresh_db.conn)
+    report = verify(fresh_db)
     assert report.first_break is not None
     assert (report.first_break.seq, report.first_break.reason) == (6, "seq_gap")
     assert (report.first_break.expected, report.first_break.found) == (None, 6)
-    assert verify(fresh_db.conn, to_seq=5).valid
+    assert verify(fresh_db, to_seq=5).valid
 
 
 def test_a_rewritten_middle_record_breaks_the_next_link(fresh_db: Database) -> None:
@@ -182,7 +182,7 @@ def test_a_rewritten_middle_record_breaks_the_next_link(fresh_db: Database) -> N
     conn = raw_connection(fresh_db.path)
     conn.execute("UPDATE thought_records SET content = 'a better story', hash = ? WHERE seq = 4", (forged,))
     conn.close()
-    report = verify(fresh_db.conn)
+    report = verify(fresh_db)
     assert report.first_break is not None
     assert (report.first_break.seq, report.first_break.reason) == (5, "prev_link_mismatch")
     assert (report.first_break.expected, report.first_break.found) == (forged, row["hash"])
@@ -199,7 +199,7 @@ def test_bytes_that_are_not_utf8_or_not_text_are_reported_not_fatal(fresh_db: Da
     )
     conn.execute("UPDATE thought_records SET kind = ? WHERE seq = 2501", (b"plan",))  # a BLOB now
     conn.close()
-    report = verify(fresh_db.conn)
+    report = verify(fresh_db)
     assert report.checked == 3000 and report.breaks == 2
     assert report.first_break is not None and (report.first_break.seq, report.first_break.reason) == (
         1500,
@@ -216,17 +216,17 @@ def test_a_seal_that_no_longer_matches_is_reported_beside_an_intact_chain(fresh_
     conn = raw_connection(fresh_db.path)
     conn.execute("UPDATE session_seals SET root = ? WHERE session_id = ?", ("0" * 64, ids[0]))
     conn.close()
-    report = verify(fresh_db.conn, session_id=ids[0])
+    report = verify(fresh_db, session_id=ids[0])
     assert report.first_break is None and not report.valid
     (seal,) = report.seals
     assert not seal.valid and seal.sealed_root == "0" * 64 and seal.computed_root != seal.sealed_root
-    assert verify(fresh_db.conn).valid  # the chain itself is intact
+    assert verify(fresh_db).valid  # the chain itself is intact
 
 
 def test_verification_sees_one_snapshot_while_another_writer_appends(fresh_db: Database) -> None:
     ids = build_chain(fresh_db, 50)
-    other = Database.open(fresh_db.path)
-    conn = fresh_db.conn
+    other = SQLiteDatabase.open(fresh_db.path)
+    conn = fresh_db
     conn.execute("BEGIN")
     try:
         before = conn.execute("SELECT count(*) FROM thought_records").fetchone()[0]
@@ -236,4 +236,4 @@ def test_verification_sees_one_snapshot_while_another_writer_appends(fresh_db: D
         conn.execute("ROLLBACK")
         other.close()
     assert before == 50 and report.valid and report.checked == 50
-    assert verify(fresh_db.conn).checked == 51
+    assert verify(fresh_db).checked == 51

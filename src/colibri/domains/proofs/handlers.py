@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from colibri.core.spec import ToolContext
 from colibri.domains.proofs import sessions
 from colibri.domains.proofs.models import (
     FinalizeArgs,
@@ -11,7 +12,6 @@ from colibri.domains.proofs.models import (
     SessionStartArgs,
     SessionStarted,
 )
-from colibri.tools.spec import ToolContext
 
 
 def session_start(ctx: ToolContext, args: SessionStartArgs) -> SessionStarted:
@@ -26,4 +26,4 @@ def finalize(ctx: ToolContext, args: FinalizeArgs) -> Finalized:
 
 def root(ctx: ToolContext, args: RootArgs) -> RootAnswer:
     """merkle_root."""
-    return sessions.root(ctx.database().conn, args.session_id, args.record_id)
+    return sessions.root(ctx.database(), args.session_id, args.record_id)

@@ -6,10 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StrictStr
 
+from colibri.core.spec import Arguments
 from colibri.domains.proofs.merkle import ALGORITHM
-from colibri.domains.trail.canonical import RECORD_ID_PATTERN
-from colibri.domains.trail.models import Text
-from colibri.tools.spec import Arguments
+from colibri.domains.trail.api import RECORD_ID_PATTERN, Text
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$"
 

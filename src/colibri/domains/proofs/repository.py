@@ -1,13 +1,14 @@
-"""SQL of the proof store: sessions, seals, and the record hashes a seal is built from.
+"""SQL of the proof store: sessions and seals.
 
-The records themselves belong to the decision trail (`thought_records`); this module only
-reads their seq, session and hash.
+The records a seal is built from belong to the decision trail; it reads them for the proof
+store through `colibri.domains.trail.api`.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
+
+from colibri.storage import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,16 +35,7 @@ class Session:
         return self.seal is not None
 
 
-@dataclass(frozen=True, slots=True)
-class RecordRef:
-    """Where a record sits: its seq, its session and its stored hash."""
-
-    seq: int
-    session_id: str
-    hash: str
-
-
-def get_session(conn: sqlite3.Connection, session_id: str) -> Session | None:
+def get_session(conn: Connection, session_id: str) -> Session | None:
     """The session with its seal, or None when there is no such session."""
     row = conn.execute(
         "SELECT s.session_id, s.agent_id, s.purpose, s.started_at, z.root, z.leaf_count, z.finalized_at"
@@ -58,7 +50,7 @@ def get_session(conn: sqlite3.Connection, session_id: str) -> Session | None:
 
 
 def insert_session(
-    conn: sqlite3.Connection, session_id: str, agent_id: str | None, purpose: str | None, started_at: str
+    conn: Connection, session_id: str, agent_id: str | None, purpose: str | None, started_at: str
 ) -> bool:
     """Create the session; False when the id is taken (nothing is written then)."""
     cursor = conn.execute(
@@ -69,41 +61,7 @@ def insert_session(
     return cursor.rowcount == 1
 
 
-def count_records(conn: sqlite3.Connection, session_id: str) -> int:
-    """How many records the session holds."""
-    row = conn.execute("SELECT count(*) FROM thought_records WHERE session_id = ?", (session_id,)).fetchone()
-    return int(row[0])
-
-
-def record_hashes(conn: sqlite3.Connection, session_id: str) -> list[tuple[int, str]]:
-    """(seq, stored hash) of every record of the session, in chain order."""
-    cursor = conn.cursor()
-    cursor.row_factory = None  # plain tuples: sealing 100,000 records reads 100,000 rows
-    cursor.execute("SELECT seq, hash FROM thought_records WHERE session_id = ? ORDER BY seq", (session_id,))
-    rows: list[tuple[int, str]] = cursor.fetchall()
-    return rows
-
-
-def record_seqs(conn: sqlite3.Connection, session_id: str) -> list[int]:
-    """The seq of every record of the session, in chain order (read from the session index)."""
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    cursor.execute("SELECT seq FROM thought_records WHERE session_id = ? ORDER BY seq", (session_id,))
-    return [row[0] for row in cursor]
-
-
-def stored_hash_bytes(conn: sqlite3.Connection, session_id: str) -> list[bytes]:
-    """The stored hash of every record of the session, as bytes, in chain order.
-
-    Read as BLOBs so that a hash altered into text that is not UTF-8 is still returned.
-    """
-    rows = conn.execute(
-        "SELECT CAST(hash AS BLOB) FROM thought_records WHERE session_id = ? ORDER BY seq", (session_id,)
-    )
-    return [row[0] for row in rows]
-
-
-def insert_seal(conn: sqlite3.Connection, session_id: str, seal: Seal) -> None:
+def insert_seal(conn: Connection, session_id: str, seal: Seal) -> None:
     """Record the session's seal; from now on it is finalized."""
     conn.execute(
         "INSERT INTO session_seals (session_id, root, leaf_count, finalized_at) VALUES (?, ?, ?, ?)",
@@ -111,15 +69,7 @@ def insert_seal(conn: sqlite3.Connection, session_id: str, seal: Seal) -> None:
     )
 
 
-def sealed_sessions(conn: sqlite3.Connection) -> dict[str, Seal]:
+def sealed_sessions(conn: Connection) -> dict[str, Seal]:
     """Every sealed session's seal, by session id."""
     rows = conn.execute("SELECT session_id, root, leaf_count, finalized_at FROM session_seals")
     return {row[0]: Seal(root=row[1], leaf_count=row[2], finalized_at=row[3]) for row in rows}
-
-
-def find_record(conn: sqlite3.Connection, record_id: str) -> RecordRef | None:
-    """The record with this id (any session), or None."""
-    row = conn.execute(
-        "SELECT seq, session_id, hash FROM thought_records WHERE record_id = ?", (record_id,)
-    ).fetchone()
-    return None if row is None else RecordRef(seq=row[0], session_id=row[1], hash=row[2])

@@ -9,13 +9,14 @@ Whether each stored hash matches its record's content is the chain check's job
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from colibri.domains.proofs import repository, tree_store
+from colibri.domains.proofs import tree_store
 from colibri.domains.proofs.merkle import EMPTY_ROOT, HASH_SIZE, build_levels, leaf_hash
 from colibri.domains.proofs.repository import Seal
+from colibri.domains.trail import api as trail
+from colibri.storage import Connection
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -52,11 +53,11 @@ def leaf_of_stored(stored: bytes | str) -> bytes:
     return leaf_hash(data)
 
 
-def compare(conn: sqlite3.Connection, session_id: str, seal: Seal, leaf_hashes: list[bytes]) -> SealCheck:
+def compare(conn: Connection, session_id: str, seal: Seal, leaf_hashes: list[bytes]) -> SealCheck:
     """Recompute the tree over `leaf_hashes` (the session's leaves, in seq order) and set its
     root beside `seal` and its levels beside the stored ones."""
     levels = build_levels(leaf_hashes) if leaf_hashes else []
-    seqs = repository.record_seqs(conn, session_id)
+    seqs = trail.record_seqs(conn, session_id)
     return SealCheck(
         session_id=session_id,
         sealed_root=seal.root,
@@ -68,9 +69,9 @@ def compare(conn: sqlite3.Connection, session_id: str, seal: Seal, leaf_hashes: 
     )
 
 
-def check_seal(conn: sqlite3.Connection, session_id: str, seal: Seal) -> SealCheck:
+def check_seal(conn: Connection, session_id: str, seal: Seal) -> SealCheck:
     """Recheck one sealed session against its stored record hashes."""
-    return compare(conn, session_id, seal, leaves_of(repository.stored_hash_bytes(conn, session_id)))
+    return compare(conn, session_id, seal, leaves_of(trail.stored_hash_bytes(conn, session_id)))
 
 
 def leaves_of(stored: Iterable[bytes | str]) -> list[bytes]:

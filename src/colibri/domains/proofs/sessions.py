@@ -7,16 +7,16 @@ Pattern B envelopes.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-import uuid
 
-from colibri.clock import utc_now
+from colibri.core import ids
+from colibri.core.clock import utc_now
+from colibri.core.errors import DomainError
 from colibri.domains.proofs import repository, tree_store
 from colibri.domains.proofs.merkle import HASH_SIZE, build_levels, verify_inclusion
 from colibri.domains.proofs.models import Finalized, InclusionProof, RootAnswer, SessionStarted
 from colibri.domains.proofs.repository import Seal, Session
-from colibri.errors import DomainError
-from colibri.storage import Database
+from colibri.domains.trail import api as trail
+from colibri.storage import Connection, Database
 
 
 def start(
@@ -51,7 +51,7 @@ def finalize(db: Database, session_id: str) -> Finalized:
                 session_id=session_id,
                 root=session.seal.root,
             )
-        records = repository.record_hashes(conn, session_id)
+        records = trail.record_hashes(conn, session_id)
         if not records:
             raise DomainError(
                 "ERR_NO_RECORDS",
@@ -68,12 +68,12 @@ def finalize(db: Database, session_id: str) -> Finalized:
     )
 
 
-def root(conn: sqlite3.Connection, session_id: str, record_id: str | None = None) -> RootAnswer:
+def root(conn: Connection, session_id: str, record_id: str | None = None) -> RootAnswer:
     """The sealed root, and with `record_id` an inclusion proof for that record."""
     session = _require(conn, session_id)
     seal = session.seal
     if seal is None:
-        count = repository.count_records(conn, session_id)
+        count = trail.count_records(conn, session_id)
         raise DomainError(
             "ERR_NOT_FINALIZED",
             f"session {session_id!r} is still open ({count} record(s)) and has no root yet; "
@@ -84,8 +84,8 @@ def root(conn: sqlite3.Connection, session_id: str, record_id: str | None = None
     return RootAnswer(root=seal.root, leaf_count=seal.leaf_count, finalized_at=seal.finalized_at, proof=proof)
 
 
-def _proof(conn: sqlite3.Connection, session_id: str, seal: Seal, record_id: str) -> InclusionProof:
-    ref = repository.find_record(conn, record_id)
+def _proof(conn: Connection, session_id: str, seal: Seal, record_id: str) -> InclusionProof:
+    ref = trail.find_record(conn, record_id)
     if ref is None:
         raise DomainError(
             "ERR_NOT_FOUND",
@@ -135,7 +135,7 @@ def _proves(record_hash: str, index: int, seal: Seal, path: list[bytes]) -> bool
     return verify_inclusion(leaf, index, seal.leaf_count, path, root_bytes)
 
 
-def _require(conn: sqlite3.Connection, session_id: str) -> Session:
+def _require(conn: Connection, session_id: str) -> Session:
     session = repository.get_session(conn, session_id)
     if session is None:
         raise DomainError(
@@ -147,9 +147,9 @@ def _require(conn: sqlite3.Connection, session_id: str) -> Session:
     return session
 
 
-def _insert_generated(conn: sqlite3.Connection, agent_id: str | None, purpose: str | None, at: str) -> str:
+def _insert_generated(conn: Connection, agent_id: str | None, purpose: str | None, at: str) -> str:
     while True:  # 64 random bits: a clash is practically impossible, but never fatal
-        session_id = f"session-{uuid.uuid4().hex[:16]}"
+        session_id = ids.session_id()
         if repository.insert_session(conn, session_id, agent_id, purpose, at):
             return session_id
 

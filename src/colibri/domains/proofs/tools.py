@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from colibri.core.modes import ToolClass
+from colibri.core.spec import ErrorPattern, Tool
 from colibri.domains.proofs import handlers
 from colibri.domains.proofs.models import (
     FinalizeArgs,
@@ -9,7 +11,6 @@ from colibri.domains.proofs.models import (
     SessionStartArgs,
     SessionStarted,
 )
-from colibri.tools.spec import ErrorPattern, Tool
 
 TOOLS: list[Tool] = [
     Tool(
@@ -24,6 +25,7 @@ TOOLS: list[Tool] = [
         input_model=SessionStartArgs,
         output_model=SessionStarted,
         handler=handlers.session_start,
+        tool_class=ToolClass.WRITE,
         pattern=ErrorPattern.B,
     ),
     Tool(
@@ -38,6 +40,7 @@ TOOLS: list[Tool] = [
         input_model=FinalizeArgs,
         output_model=Finalized,
         handler=handlers.finalize,
+        tool_class=ToolClass.WRITE,
         pattern=ErrorPattern.B,
         # Adds a seal and nothing else; a second call is refused and changes nothing.
         idempotent=True,
@@ -57,6 +60,7 @@ TOOLS: list[Tool] = [
         input_model=RootArgs,
         output_model=RootAnswer,
         handler=handlers.root,
+        tool_class=ToolClass.READ,
         pattern=ErrorPattern.B,
     ),
 ]

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import sqlite3
 import struct
 from collections.abc import Iterator
 
 from colibri.domains.proofs.merkle import HASH_SIZE, sibling_positions
+from colibri.storage import Connection
 
 CHUNK = 128
 
 
-def save_tree(conn: sqlite3.Connection, session_id: str, levels: list[list[bytes]], seqs: list[int]) -> None:
+def save_tree(conn: Connection, session_id: str, levels: list[list[bytes]], seqs: list[int]) -> None:
     """Store every level of a sealed tree and the seq of each of its leaves."""
     conn.executemany(
         "INSERT INTO merkle_nodes (session_id, level, chunk, hashes) VALUES (?, ?, ?, ?)",
@@ -43,9 +43,7 @@ def leaf_rows(seqs: list[int]) -> Iterator[tuple[int, int, bytes]]:
         yield start // CHUNK, seqs[start], _pack(seqs[start : start + CHUNK])
 
 
-def tree_matches(
-    conn: sqlite3.Connection, session_id: str, levels: list[list[bytes]], seqs: list[int]
-) -> bool:
+def tree_matches(conn: Connection, session_id: str, levels: list[list[bytes]], seqs: list[int]) -> bool:
     """True when the stored tree of the session is exactly the one `levels` and `seqs` make:
     every node, every leaf seq, no row missing and none extra."""
     stored_nodes = conn.execute(
@@ -65,7 +63,7 @@ def tree_matches(
     return True
 
 
-def leaf_index(conn: sqlite3.Connection, session_id: str, seq: int) -> int | None:
+def leaf_index(conn: Connection, session_id: str, seq: int) -> int | None:
     """The 0-based leaf position of record `seq` in the session's sealed tree, if it is a leaf."""
     row = conn.execute(
         "SELECT chunk, seqs FROM merkle_leaves WHERE session_id = ? AND first_seq <= ?"
@@ -82,7 +80,7 @@ def leaf_index(conn: sqlite3.Connection, session_id: str, seq: int) -> int | Non
     return int(chunk) * CHUNK + position
 
 
-def audit_path(conn: sqlite3.Connection, session_id: str, tree_size: int, index: int) -> list[bytes]:
+def audit_path(conn: Connection, session_id: str, tree_size: int, index: int) -> list[bytes]:
     """The sibling hashes of leaf `index`, from the leaf upward, read from the stored levels."""
     positions = sibling_positions(tree_size, index)
     if not positions:

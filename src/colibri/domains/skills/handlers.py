@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from colibri.core.spec import ToolContext
 from colibri.domains.skills.models import SkillList, SkillListArguments
 from colibri.domains.skills.registry import SkillRegistry, matching
 from colibri.domains.skills.roots import roots_from
-from colibri.tools.spec import ToolContext
 
 # One per process: the cache must outlive a call. The chain runs one handler at a time.
 REGISTRY = SkillRegistry()

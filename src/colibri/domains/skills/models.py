@@ -7,9 +7,9 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr
 from pydantic.json_schema import SkipJsonSchema
 
+from colibri.core.spec import Arguments
+from colibri.core.text import printable
 from colibri.domains.skills.problems import ProblemCode
-from colibri.text import printable
-from colibri.tools.spec import Arguments
 
 # Paths come from the file system and reasons quote them: a folder name that is not UTF-8 is
 # shown with its bytes escaped (`bad\xff`), never as a string no JSON encoder can write.

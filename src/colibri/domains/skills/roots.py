@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from colibri.runtime.config import Config
+from colibri.core.env import path_list
 
 SKILLS_DIR_VARIABLE = "COLIBRI_SKILLS_DIR"
 PROJECT_ROOTS = (Path(".agents/skills"), Path(".claude/skills"))
@@ -25,9 +25,9 @@ class Root:
 def roots(
     env: Mapping[str, str] | None = None, cwd: Path | None = None, home: Path | None = None
 ) -> tuple[Root, ...]:
-    """The roots that `env` configures, parsed by `Config` itself; the server passes its Config's instead."""
+    """The roots that `env` configures, parsed as `Config` parses them; the server passes its Config's."""
     env = os.environ if env is None else env
-    configured = Config.from_env({SKILLS_DIR_VARIABLE: env.get(SKILLS_DIR_VARIABLE, "")}).skills_dirs
+    configured = path_list(env, SKILLS_DIR_VARIABLE)
     if home is None:
         home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     return roots_from(configured, Path.cwd() if cwd is None else cwd, home)

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+from colibri.core.modes import ToolClass
+from colibri.core.spec import Tool
 from colibri.domains.skills import handlers
 from colibri.domains.skills.models import SkillList, SkillListArguments
-from colibri.tools.spec import Tool
 
 TOOLS = [
     Tool(
@@ -19,5 +20,6 @@ TOOLS = [
         input_model=SkillListArguments,
         output_model=SkillList,
         handler=handlers.skill_list,
+        tool_class=ToolClass.READ,
     ),
 ]

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from colibri.core.spec import ToolContext
 from colibri.domains.system.models import Health, NoArguments, Ping
-from colibri.tools.spec import ToolContext
 
 
 def ping(ctx: ToolContext, _: NoArguments) -> Ping:

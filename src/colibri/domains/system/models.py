@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from colibri.tools.spec import Arguments
+from colibri.core.spec import Arguments
 
 ModeName = Literal["FULL", "READONLY", "TEST", "MINIMAL"]
 

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+from colibri.core.modes import ToolClass
+from colibri.core.spec import Tool
 from colibri.domains.system import handlers
 from colibri.domains.system.models import Health, NoArguments, Ping
-from colibri.tools.spec import Tool
 
 TOOLS = [
     Tool(
@@ -15,6 +16,7 @@ TOOLS = [
         input_model=NoArguments,
         output_model=Ping,
         handler=handlers.ping,
+        tool_class=ToolClass.SYSTEM,
     ),
     Tool(
         name="server_health",
@@ -28,5 +30,6 @@ TOOLS = [
         input_model=NoArguments,
         output_model=Health,
         handler=handlers.health,
+        tool_class=ToolClass.SYSTEM,
     ),
 ]

@@ -18,10 +18,10 @@ from pydantic import (
     model_validator,
 )
 
-from colibri.domains.tasks.cursor import decode_cursor
+from colibri.core.cursor import decode_cursor
+from colibri.core.spec import Arguments
 from colibri.domains.tasks.models import TASK_ID_PATTERN, Priority
 from colibri.domains.tasks.states import STATUSES, Status
-from colibri.tools.spec import Arguments
 
 MAX_TITLE = 200
 MAX_DESCRIPTION = 20_000

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colibri.errors import DomainError
+from colibri.core.errors import DomainError
 
 
 def not_found(task_id: str) -> DomainError:

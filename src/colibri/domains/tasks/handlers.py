@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from colibri.core.spec import ToolContext
 from colibri.domains.tasks import listing, next_actions, service
 from colibri.domains.tasks.arguments import (
     CreateTaskArgs,
@@ -11,7 +12,6 @@ from colibri.domains.tasks.arguments import (
     UpdateTaskArgs,
 )
 from colibri.domains.tasks.models import NextActions, Task, TaskDetail, TaskPage
-from colibri.tools.spec import ToolContext
 
 
 def task_create(ctx: ToolContext, args: CreateTaskArgs) -> Task:

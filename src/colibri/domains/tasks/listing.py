@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from colibri.core.cursor import decode_cursor, encode_cursor
+from colibri.core.database import Dialect
 from colibri.domains.tasks import repository
 from colibri.domains.tasks.arguments import ListTasksArgs
-from colibri.domains.tasks.cursor import decode_cursor, encode_cursor
 from colibri.domains.tasks.models import TaskPage
 from colibri.storage import Database
 
 
 def list_tasks(db: Database, args: ListTasksArgs) -> TaskPage:
     """One page of the tasks that match every filter given; `next_cursor` is None on the last page."""
-    conditions, params = _filters(args)
+    conditions, params = _filters(args, db.dialect)
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
     # The number is the creation order and never changes, so pages neither repeat nor skip a task.
     sql = f"{repository.select_sql()}{where} ORDER BY number LIMIT ?"
@@ -26,7 +27,7 @@ def list_tasks(db: Database, args: ListTasksArgs) -> TaskPage:
     return TaskPage(tasks=tasks, next_cursor=next_cursor)
 
 
-def _filters(args: ListTasksArgs) -> tuple[list[str], list[Any]]:
+def _filters(args: ListTasksArgs, dialect: Dialect) -> tuple[list[str], list[Any]]:
     conditions: list[str] = []
     params: list[Any] = []
     statuses = args.statuses()
@@ -34,7 +35,7 @@ def _filters(args: ListTasksArgs) -> tuple[list[str], list[Any]]:
         conditions.append(f"status IN ({','.join('?' * len(statuses))})")
         params.extend(statuses)
     if args.tag is not None:
-        conditions.append("EXISTS (SELECT 1 FROM json_each(tasks.tags) WHERE json_each.value = ?)")
+        conditions.append(dialect.json_array_contains("tasks.tags"))
         params.append(args.tag)
     if args.assignee is not None:
         conditions.append("assignee = ?")

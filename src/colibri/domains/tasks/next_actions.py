@@ -11,7 +11,6 @@ open tasks only: a closed task is not waiting on anything, and it does not pass 
 from __future__ import annotations
 
 import heapq
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -19,7 +18,7 @@ from typing import Literal
 from colibri.domains.tasks import graph, repository
 from colibri.domains.tasks.models import PRIORITIES, Action, BlockedTask, NextActions, Priority, Task
 from colibri.domains.tasks.states import Status
-from colibri.storage import Database
+from colibri.storage import Connection, Database
 
 BLOCKED_SHOWN = 50
 _RANK = {priority: rank for rank, priority in enumerate(PRIORITIES)}
@@ -47,7 +46,7 @@ def next_actions(db: Database, limit: int) -> NextActions:
         return _next_actions(conn, limit)
 
 
-def _next_actions(conn: sqlite3.Connection, limit: int) -> NextActions:
+def _next_actions(conn: Connection, limit: int) -> NextActions:
     backlog = _load(conn)
     unblocks = graph.transitive_dependent_counts(backlog.depends_on)
     blocked, blocked_total = _blocked(conn, backlog)
@@ -56,7 +55,7 @@ def _next_actions(conn: sqlite3.Connection, limit: int) -> NextActions:
     )
 
 
-def _actions(conn: sqlite3.Connection, backlog: _Backlog, unblocks: list[int], limit: int) -> list[Action]:
+def _actions(conn: Connection, backlog: _Backlog, unblocks: list[int], limit: int) -> list[Action]:
     chosen = [i for *_, i in heapq.nsmallest(limit, _ready(backlog, unblocks))]
     full = repository.get_tasks(conn, [backlog.ids[i] for i in chosen])
     actions = []
@@ -67,7 +66,7 @@ def _actions(conn: sqlite3.Connection, backlog: _Backlog, unblocks: list[int], l
     return actions
 
 
-def _blocked(conn: sqlite3.Connection, backlog: _Backlog) -> tuple[list[BlockedTask], int]:
+def _blocked(conn: Connection, backlog: _Backlog) -> tuple[list[BlockedTask], int]:
     """The most urgent stuck tasks (at most BLOCKED_SHOWN) and how many are stuck in all."""
     stuck = [
         i
@@ -101,11 +100,10 @@ def _ready(backlog: _Backlog, unblocks: list[int]) -> Iterator[tuple[int, int, i
         yield group, _RANK[backlog.priorities[i]], -unblocks[i], i
 
 
-def _load(conn: sqlite3.Connection) -> _Backlog:
+def _load(conn: Connection) -> _Backlog:
     backlog = _Backlog()
-    cursor = conn.cursor()
-    cursor.row_factory = None  # plain tuples: this reads every open task and every edge
-    rows = cursor.execute(
+    # plain tuples: this reads every open task and every edge
+    rows = conn.tuples(
         "SELECT id, status, priority FROM tasks WHERE status NOT IN ('done', 'cancelled') ORDER BY number"
     )
     for task_id, status, priority in rows:
@@ -114,10 +112,10 @@ def _load(conn: sqlite3.Connection) -> _Backlog:
         backlog.priorities.append(priority)
     index = {task_id: i for i, task_id in enumerate(backlog.ids)}
     depends_on: list[list[int]] = [[] for _ in backlog.ids]
-    cancelled = {row[0] for row in cursor.execute("SELECT id FROM tasks WHERE status = 'cancelled'")}
+    cancelled = {row[0] for row in conn.tuples("SELECT id FROM tasks WHERE status = 'cancelled'")}
     # Reading every edge and skipping closed tasks here is cheaper than a join per edge in SQL;
     # this loop is the hot path, so it does no more than sort each edge into place.
-    for task_id, dep in cursor.execute("SELECT task_id, depends_on FROM task_dependencies"):
+    for task_id, dep in conn.tuples("SELECT task_id, depends_on FROM task_dependencies"):
         i = index.get(task_id)
         if i is None:
             continue
@@ -137,7 +135,7 @@ def _waiting(backlog: _Backlog, i: int) -> list[tuple[str, str]]:
     return sorted(pairs, key=lambda pair: int(pair[0].removeprefix("T-")))
 
 
-def _titles(conn: sqlite3.Connection, task_ids: list[str]) -> dict[str, str]:
+def _titles(conn: Connection, task_ids: list[str]) -> dict[str, str]:
     return {task.id: task.title for task in repository.get_tasks(conn, task_ids).values()}
 
 

@@ -5,11 +5,11 @@ rules; `service.py` does. Column names that appear in SQL text come from fixed t
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from colibri.domains.tasks.models import FieldChange, HistoryEntry, Task
+from colibri.storage import Connection, Row
 
 # The columns task_update may change; `depends_on` lives in its own table.
 COLUMNS = ("title", "description", "status", "priority", "assignee", "tags")
@@ -25,15 +25,13 @@ def task_id_for(number: int) -> str:
     return f"T-{number}"
 
 
-def next_number(conn: sqlite3.Connection) -> int:
+def next_number(conn: Connection) -> int:
     """The number AUTOINCREMENT will give the next task (call inside the write transaction)."""
-    row = conn.execute(
-        "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'tasks'), 0) + 1"
-    ).fetchone()
+    row = conn.execute(conn.dialect.next_id(), ("tasks",)).fetchone()
     return int(row[0])
 
 
-def insert_task(conn: sqlite3.Connection, number: int, fields: Mapping[str, Any], now: str) -> None:
+def insert_task(conn: Connection, number: int, fields: Mapping[str, Any], now: str) -> None:
     conn.execute(
         "INSERT INTO tasks (number, id, title, description, status, priority, assignee, tags,"
         " created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
@@ -53,7 +51,7 @@ def insert_task(conn: sqlite3.Connection, number: int, fields: Mapping[str, Any]
 
 
 def update_task(
-    conn: sqlite3.Connection, task_id: str, expected_version: int, fields: Mapping[str, Any], now: str
+    conn: Connection, task_id: str, expected_version: int, fields: Mapping[str, Any], now: str
 ) -> bool:
     """Write `fields`, bump the version; only if the task is still at `expected_version`.
 
@@ -70,18 +68,18 @@ def update_task(
     return cursor.rowcount == 1
 
 
-def current_version(conn: sqlite3.Connection, task_id: str) -> int | None:
+def current_version(conn: Connection, task_id: str) -> int | None:
     row = conn.execute("SELECT version FROM tasks WHERE id = ?", (task_id,)).fetchone()
     return None if row is None else int(row[0])
 
 
-def set_dependencies(conn: sqlite3.Connection, task_id: str, depends_on: Sequence[str]) -> None:
+def set_dependencies(conn: Connection, task_id: str, depends_on: Sequence[str]) -> None:
     """Replace the task's whole depends_on list."""
     conn.execute("DELETE FROM task_dependencies WHERE task_id = ?", (task_id,))
     add_dependencies(conn, task_id, depends_on)
 
 
-def add_dependencies(conn: sqlite3.Connection, task_id: str, depends_on: Sequence[str]) -> None:
+def add_dependencies(conn: Connection, task_id: str, depends_on: Sequence[str]) -> None:
     """Record depends_on for a task that has none yet, keeping the order given."""
     conn.executemany(
         "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, ?)",
@@ -90,7 +88,7 @@ def add_dependencies(conn: sqlite3.Connection, task_id: str, depends_on: Sequenc
 
 
 def add_history(
-    conn: sqlite3.Connection,
+    conn: Connection,
     task_id: str,
     *,
     version: int,
@@ -104,11 +102,11 @@ def add_history(
     )
 
 
-def get_task(conn: sqlite3.Connection, task_id: str) -> Task | None:
+def get_task(conn: Connection, task_id: str) -> Task | None:
     return get_tasks(conn, [task_id]).get(task_id)
 
 
-def get_tasks(conn: sqlite3.Connection, task_ids: Sequence[str]) -> dict[str, Task]:
+def get_tasks(conn: Connection, task_ids: Sequence[str]) -> dict[str, Task]:
     """The tasks that exist among `task_ids`, by id, each with its dependencies."""
     rows = []
     for chunk in _chunks(task_ids):
@@ -117,7 +115,7 @@ def get_tasks(conn: sqlite3.Connection, task_ids: Sequence[str]) -> dict[str, Ta
     return {task.id: task for task in tasks_from_rows(conn, rows)}
 
 
-def tasks_from_rows(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> list[Task]:
+def tasks_from_rows(conn: Connection, rows: Sequence[Row]) -> list[Task]:
     """Task objects for rows selected with `_SELECT`'s columns, in the rows' order."""
     dependencies = dependencies_of(conn, [row["id"] for row in rows])
     return [_task(row, dependencies.get(row["id"], [])) for row in rows]
@@ -128,7 +126,7 @@ def select_sql() -> str:
     return _SELECT
 
 
-def dependencies_of(conn: sqlite3.Connection, task_ids: Iterable[str]) -> dict[str, list[str]]:
+def dependencies_of(conn: Connection, task_ids: Iterable[str]) -> dict[str, list[str]]:
     """Each task's depends_on, in the order it was given; tasks without any are absent."""
     result: dict[str, list[str]] = {}
     for chunk in _chunks(list(task_ids)):
@@ -142,7 +140,7 @@ def dependencies_of(conn: sqlite3.Connection, task_ids: Iterable[str]) -> dict[s
     return result
 
 
-def dependents_of(conn: sqlite3.Connection, task_id: str) -> list[str]:
+def dependents_of(conn: Connection, task_id: str) -> list[str]:
     """Ids of the tasks that list `task_id` in their depends_on, oldest first."""
     rows = conn.execute(
         "SELECT t.id FROM task_dependencies d JOIN tasks t ON t.id = d.task_id"
@@ -152,7 +150,7 @@ def dependents_of(conn: sqlite3.Connection, task_id: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-def dependents_in(conn: sqlite3.Connection, task_ids: Sequence[str]) -> dict[str, list[str]]:
+def dependents_in(conn: Connection, task_ids: Sequence[str]) -> dict[str, list[str]]:
     """For each of `task_ids`, the tasks that list it in their depends_on; tasks with none are absent."""
     result: dict[str, list[str]] = {}
     for chunk in _chunks(task_ids):
@@ -166,7 +164,7 @@ def dependents_in(conn: sqlite3.Connection, task_ids: Sequence[str]) -> dict[str
     return result
 
 
-def statuses_of(conn: sqlite3.Connection, task_ids: Sequence[str]) -> dict[str, str]:
+def statuses_of(conn: Connection, task_ids: Sequence[str]) -> dict[str, str]:
     """The status of each task that exists among `task_ids`."""
     result: dict[str, str] = {}
     for chunk in _chunks(task_ids):
@@ -176,7 +174,7 @@ def statuses_of(conn: sqlite3.Connection, task_ids: Sequence[str]) -> dict[str, 
     return result
 
 
-def history(conn: sqlite3.Connection, task_id: str) -> list[HistoryEntry]:
+def history(conn: Connection, task_id: str) -> list[HistoryEntry]:
     rows = conn.execute(
         "SELECT version, event, changed_at, changes FROM task_history WHERE task_id = ? ORDER BY id",
         (task_id,),
@@ -187,13 +185,12 @@ def history(conn: sqlite3.Connection, task_id: str) -> list[HistoryEntry]:
     ]
 
 
-def has_writeback(conn: sqlite3.Connection, task_id: str) -> bool:
-    """True when at least one thought record (the decision trail) cites the task."""
-    row = conn.execute("SELECT 1 FROM thought_records WHERE task_id = ? LIMIT 1", (task_id,)).fetchone()
-    return row is not None
+def task_exists(conn: Connection, task_id: str) -> bool:
+    """True when the task pipeline's table holds this id."""
+    return conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is not None
 
 
-def _task(row: sqlite3.Row, depends_on: list[str]) -> Task:
+def _task(row: Row, depends_on: list[str]) -> Task:
     return Task(
         id=row["id"],
         title=row["title"],

@@ -7,16 +7,16 @@ half a change behind.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from colibri.clock import utc_now
+from colibri.core.clock import utc_now
 from colibri.domains.tasks import errors, graph, repository, states
 from colibri.domains.tasks.arguments import CreateTaskArgs, UpdateTaskArgs
 from colibri.domains.tasks.models import FieldChange, Task, TaskDetail
 from colibri.domains.tasks.states import Status
-from colibri.storage import Database
+from colibri.domains.trail import api as trail
+from colibri.storage import Connection, Database
 
 _FIELDS = ("title", "description", "status", "priority", "depends_on", "tags", "assignee")
 
@@ -102,7 +102,7 @@ def get_task_detail(db: Database, task_id: str) -> TaskDetail:
         )
 
 
-def _check_dependencies(conn: sqlite3.Connection, task_id: str, depends_on: Sequence[str]) -> None:
+def _check_dependencies(conn: Connection, task_id: str, depends_on: Sequence[str]) -> None:
     """Every dependency exists and none of them (even indirectly) depends on `task_id`."""
     if not depends_on:
         return
@@ -116,17 +116,17 @@ def _check_dependencies(conn: sqlite3.Connection, task_id: str, depends_on: Sequ
 
 
 def _check_move(
-    conn: sqlite3.Connection, task_id: str, current: Status, target: Status, depends_on: Sequence[str]
+    conn: Connection, task_id: str, current: Status, target: Status, depends_on: Sequence[str]
 ) -> None:
     """The state machine first, then what entering `target` requires."""
     states.check_transition(task_id, current, target)
     if target in _UNDER_WAY:
         _require_done(conn, task_id, target, depends_on)
-    if target == "done" and not repository.has_writeback(conn, task_id):
+    if target == "done" and not trail.has_writeback(conn, task_id):
         raise errors.writeback_required(task_id)
 
 
-def _require_done(conn: sqlite3.Connection, task_id: str, state: Status, depends_on: Sequence[str]) -> None:
+def _require_done(conn: Connection, task_id: str, state: Status, depends_on: Sequence[str]) -> None:
     """Work under way (in_progress, review, done) never waits on open work."""
     found = repository.statuses_of(conn, depends_on)
     still_open = [(dep, found[dep]) for dep in depends_on if found[dep] != "done"]

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from colibri.core.modes import ToolClass
+from colibri.core.spec import ErrorPattern, Tool
 from colibri.domains.tasks import handlers
 from colibri.domains.tasks.arguments import (
     CreateTaskArgs,
@@ -9,7 +11,6 @@ from colibri.domains.tasks.arguments import (
     UpdateTaskArgs,
 )
 from colibri.domains.tasks.models import NextActions, Task, TaskDetail, TaskPage
-from colibri.tools.spec import ErrorPattern, Tool
 
 _REFUSALS = ' A refusal comes back as data {"ok": false, "error": {"code", "message", ...}}: check data.ok.'
 
@@ -26,6 +27,7 @@ TOOLS = [
         input_model=CreateTaskArgs,
         output_model=Task,
         handler=handlers.task_create,
+        tool_class=ToolClass.WRITE,
         pattern=ErrorPattern.B,
     ),
     Tool(
@@ -38,6 +40,7 @@ TOOLS = [
         input_model=GetTaskArgs,
         output_model=TaskDetail,
         handler=handlers.task_get,
+        tool_class=ToolClass.READ,
         pattern=ErrorPattern.B,
     ),
     Tool(
@@ -58,6 +61,7 @@ TOOLS = [
         input_model=UpdateTaskArgs,
         output_model=Task,
         handler=handlers.task_update,
+        tool_class=ToolClass.WRITE,
         pattern=ErrorPattern.B,
         # Overwrites fields (the history keeps the old values); repeating it changes nothing more.
         destructive=True,
@@ -74,6 +78,7 @@ TOOLS = [
         input_model=ListTasksArgs,
         output_model=TaskPage,
         handler=handlers.task_list,
+        tool_class=ToolClass.READ,
         pattern=ErrorPattern.B,
     ),
     Tool(
@@ -88,6 +93,7 @@ TOOLS = [
         input_model=NextActionsArgs,
         output_model=NextActions,
         handler=handlers.task_next_actions,
+        tool_class=ToolClass.READ,
         pattern=ErrorPattern.B,
     ),
 ]

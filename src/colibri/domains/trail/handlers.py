@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from colibri.core.spec import ToolContext
 from colibri.domains.trail import records
 from colibri.domains.trail.models import (
     ChainBreak,
@@ -17,7 +18,6 @@ from colibri.domains.trail.models import (
     VerifyArgs,
 )
 from colibri.domains.trail.verify import verify
-from colibri.tools.spec import ToolContext
 
 
 def thought_record(ctx: ToolContext, args: ThoughtRecordArgs) -> ThoughtRecorded:
@@ -38,7 +38,7 @@ def thought_record(ctx: ToolContext, args: ThoughtRecordArgs) -> ThoughtRecorded
 def thought_record_list(ctx: ToolContext, args: ListArgs) -> RecordPage:
     """thought_record_list."""
     rows, next_cursor = records.page(
-        ctx.database().conn,
+        ctx.database(),
         session_id=args.session_id,
         task_id=args.task_id,
         kind=args.kind,
@@ -50,9 +50,7 @@ def thought_record_list(ctx: ToolContext, args: ListArgs) -> RecordPage:
 
 def audit_verify_chain(ctx: ToolContext, args: VerifyArgs) -> Verification:
     """audit_verify_chain."""
-    report = verify(
-        ctx.database().conn, session_id=args.session_id, from_seq=args.from_seq, to_seq=args.to_seq
-    )
+    report = verify(ctx.database(), session_id=args.session_id, from_seq=args.from_seq, to_seq=args.to_seq)
     brk = report.first_break
     seal = report.seals[0] if report.seals else None
     return Verification(

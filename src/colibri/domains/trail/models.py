@@ -6,12 +6,13 @@ from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, Field, StrictInt, StrictStr, model_validator
 
-from colibri.domains.trail.paging import MAX_SEQ, decode_cursor
-from colibri.tools.spec import Arguments
+from colibri.core.cursor import MAX_SEQ, decode_cursor
+from colibri.core.spec import Arguments
 
 Kind = Literal["plan", "analysis", "decision", "observation", "reflection", "writeback"]
 BreakReason = Literal["hash_mismatch", "prev_link_mismatch", "seq_gap"]
 MAX_CONTENT = 65_536
+FIRST_PAGE = "the oldest record"  # what a list without a cursor starts from
 
 
 def _encodable(text: str) -> str:
@@ -42,7 +43,7 @@ Hash = Annotated[str, Field(description="A SHA-256 hash, 64 lowercase hex digits
 
 def _check_cursor(cursor: str | None) -> str | None:
     if cursor is not None:
-        decode_cursor(cursor)
+        decode_cursor(cursor, first_page=FIRST_PAGE)
     return cursor
 
 

@@ -6,18 +6,19 @@ Refusals are `DomainError`s; the tools carry them as Pattern A (`HANDLER_ERROR`,
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from colibri.clock import utc_now
-from colibri.domains.proofs import repository as sessions
+from colibri.core.clock import utc_now
+from colibri.core.cursor import decode_cursor, encode_cursor
+from colibri.core.errors import DomainError
+from colibri.domains.proofs import api as sessions
+from colibri.domains.tasks import api as tasks
 from colibri.domains.trail import repository
 from colibri.domains.trail.canonical import record_hash, record_id_for
-from colibri.domains.trail.paging import decode_cursor, encode_cursor
+from colibri.domains.trail.models import FIRST_PAGE
 from colibri.domains.trail.repository import StoredRecord
-from colibri.errors import DomainError
-from colibri.storage import Database
+from colibri.storage import Connection, Database
 
 
 def append(
@@ -67,21 +68,21 @@ def append(
 
 
 @contextmanager
-def _write_transaction(db: Database) -> Iterator[sqlite3.Connection]:
+def _write_transaction(db: Database) -> Iterator[Connection]:
     """The transaction the chain opened around this write tool (BEGIN IMMEDIATE), or a new one.
 
     Reusing it spares a savepoint on the hottest write path; called on its own (tests, scripts)
     the append still gets its own BEGIN IMMEDIATE.
     """
-    if db.conn.in_transaction:
-        yield db.conn
+    if db.in_transaction:
+        yield db
     else:
         with db.atomic() as conn:
             yield conn
 
 
 def page(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     session_id: str | None = None,
     task_id: str | None = None,
@@ -94,7 +95,7 @@ def page(
         require_session(conn, session_id, open_only=False)
     if task_id is not None:
         require_task(conn, task_id)
-    after = 0 if cursor is None else decode_cursor(cursor)
+    after = 0 if cursor is None else decode_cursor(cursor, first_page=FIRST_PAGE)
     rows = repository.list_records(
         conn, session_id=session_id, task_id=task_id, kind=kind, after_seq=after, limit=limit + 1
     )
@@ -103,7 +104,7 @@ def page(
     return rows, encode_cursor(rows[-1].seq) if more else None
 
 
-def require_session(conn: sqlite3.Connection, session_id: str, *, open_only: bool) -> sessions.Session:
+def require_session(conn: Connection, session_id: str, *, open_only: bool) -> sessions.Session:
     """The session, or SESSION_NOT_FOUND; with `open_only`, SESSION_FINALIZED once it is sealed."""
     session = sessions.get_session(conn, session_id)
     if session is None:
@@ -123,9 +124,9 @@ def require_session(conn: sqlite3.Connection, session_id: str, *, open_only: boo
     return session
 
 
-def require_task(conn: sqlite3.Connection, task_id: str) -> None:
+def require_task(conn: Connection, task_id: str) -> None:
     """TASK_NOT_FOUND unless the task pipeline has a task with this id."""
-    if not repository.task_exists(conn, task_id):
+    if not tasks.task_exists(conn, task_id):
         raise DomainError(
             "TASK_NOT_FOUND",
             f"{task_id} is not an existing task; use task_list to find the id, create the task with "

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from colibri.domains.trail.canonical import GENESIS_HASH
+from colibri.storage import Connection
 
 _COLUMNS = "record_id, seq, session_id, kind, content, task_id, agent_id, created_at, prev_hash, hash"
 
@@ -34,7 +34,7 @@ class Head:
     hash: str
 
 
-def read_head(conn: sqlite3.Connection) -> Head:
+def read_head(conn: Connection) -> Head:
     """The anchor, for appending; its absence means the file was edited outside Colibri."""
     row = conn.execute("SELECT seq, hash FROM trail_head WHERE id = 1").fetchone()
     if row is None:
@@ -45,15 +45,15 @@ def read_head(conn: sqlite3.Connection) -> Head:
     return Head(seq=int(row[0]), hash=str(row[1]))
 
 
-def read_head_or_genesis(conn: sqlite3.Connection) -> Head:
+def read_head_or_genesis(conn: Connection) -> Head:
     """For verification: a missing anchor reads as an empty chain, so every record is reported."""
-    row = conn.execute("SELECT seq, CAST(hash AS BLOB) FROM trail_head WHERE id = 1").fetchone()
+    row = conn.execute(f"SELECT seq, {conn.dialect.as_bytes('hash')} FROM trail_head WHERE id = 1").fetchone()
     if row is None:
         return Head(seq=0, hash=GENESIS_HASH)
     return Head(seq=int(row[0]), hash=bytes(row[1]).decode("utf-8", "replace"))
 
 
-def append(conn: sqlite3.Connection, record: StoredRecord) -> None:
+def append(conn: Connection, record: StoredRecord) -> None:
     """Insert the record and move the anchor to it (the caller holds the write transaction)."""
     conn.execute(
         "INSERT INTO thought_records"
@@ -74,13 +74,14 @@ def append(conn: sqlite3.Connection, record: StoredRecord) -> None:
     conn.execute("UPDATE trail_head SET seq = ?, hash = ? WHERE id = 1", (record.seq, record.hash))
 
 
-def task_exists(conn: sqlite3.Connection, task_id: str) -> bool:
-    """True when the task pipeline's table holds this id."""
-    return conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is not None
+def has_writeback(conn: Connection, task_id: str) -> bool:
+    """True when at least one thought record (the decision trail) cites the task."""
+    row = conn.execute("SELECT 1 FROM thought_records WHERE task_id = ? LIMIT 1", (task_id,)).fetchone()
+    return row is not None
 
 
 def list_records(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     session_id: str | None,
     task_id: str | None,
@@ -100,3 +101,57 @@ def list_records(
         (*params, limit),
     )
     return [StoredRecord(*row) for row in rows]
+
+
+# --- what the proof store reads of the records (through trail.api) ---
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRef:
+    """Where a record sits: its seq, its session and its stored hash."""
+
+    seq: int
+    session_id: str
+    hash: str
+
+
+def count_records(conn: Connection, session_id: str) -> int:
+    """How many records the session holds."""
+    row = conn.execute("SELECT count(*) FROM thought_records WHERE session_id = ?", (session_id,)).fetchone()
+    return int(row[0])
+
+
+def record_hashes(conn: Connection, session_id: str) -> list[tuple[int, str]]:
+    """(seq, stored hash) of every record of the session, in chain order."""
+    # plain tuples: sealing 100,000 records reads 100,000 rows
+    cursor = conn.tuples(
+        "SELECT seq, hash FROM thought_records WHERE session_id = ? ORDER BY seq", (session_id,)
+    )
+    rows: list[tuple[int, str]] = cursor.fetchall()
+    return rows
+
+
+def record_seqs(conn: Connection, session_id: str) -> list[int]:
+    """The seq of every record of the session, in chain order (read from the session index)."""
+    cursor = conn.tuples("SELECT seq FROM thought_records WHERE session_id = ? ORDER BY seq", (session_id,))
+    return [row[0] for row in cursor]
+
+
+def stored_hash_bytes(conn: Connection, session_id: str) -> list[bytes]:
+    """The stored hash of every record of the session, as bytes, in chain order.
+
+    Read as BLOBs so that a hash altered into text that is not UTF-8 is still returned.
+    """
+    rows = conn.execute(
+        f"SELECT {conn.dialect.as_bytes('hash')} FROM thought_records WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    )
+    return [row[0] for row in rows]
+
+
+def find_record(conn: Connection, record_id: str) -> RecordRef | None:
+    """The record with this id (any session), or None."""
+    row = conn.execute(
+        "SELECT seq, session_id, hash FROM thought_records WHERE record_id = ?", (record_id,)
+    ).fetchone()
+    return None if row is None else RecordRef(seq=row[0], session_id=row[1], hash=row[2])

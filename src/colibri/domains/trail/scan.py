@@ -23,13 +23,14 @@ belongs to a session whose Merkle leaves are being collected.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from colibri.domains.proofs.seals import leaf_of_stored
+from colibri.domains.proofs.api import leaf_of_stored
 from colibri.domains.trail.canonical import GENESIS_HASH, record_json, stored_record_hash
+from colibri.storage import Connection
+from colibri.storage.errors import DecodeError, OperationalError
 
 SEQ_GAP = "seq_gap"
 HASH_MISMATCH = "hash_mismatch"
@@ -72,7 +73,7 @@ class ScanResult:
 
 
 def scan_range(
-    conn: sqlite3.Connection,
+    conn: Connection,
     first: int,
     last: int,
     *,
@@ -142,7 +143,7 @@ def _classify(row: tuple[int, object, object], expect: int, digest: str, prev: s
     return Break(seq, PREV_LINK_MISMATCH, shown(prev), shown(prev_hash))
 
 
-def next_seq_after(conn: sqlite3.Connection, seq: int) -> int | None:
+def next_seq_after(conn: Connection, seq: int) -> int | None:
     """The first seq present after `seq`, or None."""
     row = conn.execute("SELECT min(seq) FROM thought_records WHERE seq > ?", (seq,)).fetchone()
     return None if row is None or row[0] is None else int(row[0])
@@ -164,38 +165,35 @@ def shown(value: object) -> str | None:
     return str(value)
 
 
-def _stored_hash(conn: sqlite3.Connection, seq: int) -> str | None:
-    row = conn.execute("SELECT CAST(hash AS BLOB) FROM thought_records WHERE seq = ?", (seq,)).fetchone()
+def _stored_hash(conn: Connection, seq: int) -> str | None:
+    hash_bytes = conn.dialect.as_bytes("hash")
+    row = conn.execute(f"SELECT {hash_bytes} FROM thought_records WHERE seq = ?", (seq,)).fetchone()
     return None if row is None else str(_decode(row[0]))
 
 
-def _batches(
-    conn: sqlite3.Connection, sql: str, params: tuple[object, ...], alias: str = ""
-) -> Iterator[list[Row]]:
+def _batches(conn: Connection, sql: str, params: tuple[object, ...], alias: str = "") -> Iterator[list[Row]]:
     """Rows in batches, `{}` in `sql` standing for the record columns; `seq` is the first column
     and the last-but-one parameter is the lower seq bound, so a read can resume.
 
-    Text that is not UTF-8 (only a tampered row can hold it) makes sqlite3 raise while
+    Text that is not UTF-8 (only a tampered row can hold it) makes the driver raise while
     fetching; the next BATCH rows are then re-read as BLOBs and decoded with surrogateescape,
     so the hash of such a row is computed from its raw bytes and the row is reported.
     """
     text_columns = ", ".join(f"{alias}{name}" for name in ("seq", *_FIELDS))
-    blob_columns = ", ".join([f"{alias}seq"] + [f"CAST({alias}{name} AS BLOB)" for name in _FIELDS])
+    blob_columns = ", ".join([f"{alias}seq"] + [conn.dialect.as_bytes(f"{alias}{name}") for name in _FIELDS])
     lower = len(params) - 2
     while True:
-        cursor = conn.cursor()
-        cursor.row_factory = None
         try:
-            cursor.execute(sql.format(text_columns), params)
+            cursor = conn.tuples(sql.format(text_columns), params)
             while rows := cursor.fetchmany(BATCH):
                 yield rows
                 params = (*params[:lower], rows[-1][0] + 1, params[-1])
             return
-        except sqlite3.OperationalError:
-            cursor.close()
+        except DecodeError:
+            pass  # this batch holds a row that is not text: read it as bytes below
         rows = conn.execute(sql.format(blob_columns) + f" LIMIT {BATCH}", params).fetchall()
         if not rows:
-            raise sqlite3.OperationalError(f"cannot read thought_records from seq {params[lower]} on")
+            raise OperationalError(f"cannot read thought_records from seq {params[lower]} on")
         yield [tuple(_decode(value) for value in row) for row in rows]
         params = (*params[:lower], rows[-1][0] + 1, params[-1])
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from colibri.core.modes import ToolClass
+from colibri.core.spec import Tool
 from colibri.domains.trail import handlers
 from colibri.domains.trail.models import (
     ListArgs,
@@ -9,7 +11,6 @@ from colibri.domains.trail.models import (
     Verification,
     VerifyArgs,
 )
-from colibri.tools.spec import Tool
 
 TOOLS: list[Tool] = [
     Tool(
@@ -25,6 +26,7 @@ TOOLS: list[Tool] = [
         input_model=ThoughtRecordArgs,
         output_model=ThoughtRecorded,
         handler=handlers.thought_record,
+        tool_class=ToolClass.WRITE,
     ),
     Tool(
         name="thought_record_list",
@@ -38,6 +40,7 @@ TOOLS: list[Tool] = [
         input_model=ListArgs,
         output_model=RecordPage,
         handler=handlers.thought_record_list,
+        tool_class=ToolClass.READ,
     ),
     Tool(
         name="audit_verify_chain",
@@ -53,5 +56,6 @@ TOOLS: list[Tool] = [
         input_model=VerifyArgs,
         output_model=Verification,
         handler=handlers.audit_verify_chain,
+        tool_class=ToolClass.READ,
     ),
 ]

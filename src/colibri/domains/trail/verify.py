@@ -8,10 +8,9 @@ concurrent writer appends meanwhile are simply not in scope.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 
-from colibri.domains.proofs.seals import SealCheck, compare
+from colibri.domains.proofs.api import SealCheck, compare
 from colibri.domains.trail import records
 from colibri.domains.trail.repository import Head, read_head_or_genesis
 from colibri.domains.trail.scan import (
@@ -24,7 +23,7 @@ from colibri.domains.trail.scan import (
     scan_range,
     shown,
 )
-from colibri.storage.database import snapshot
+from colibri.storage import Connection, Database
 
 LAST_SEQ = 2**63 - 1  # SQLite's largest integer: "no upper bound"
 
@@ -49,7 +48,7 @@ class Report:
 
 
 def verify(
-    conn: sqlite3.Connection,
+    conn: Database,
     *,
     session_id: str | None = None,
     from_seq: int | None = None,
@@ -66,7 +65,7 @@ def verify(
     without a seq range also has its Merkle root and its stored tree recomputed, from the
     leaves collected by the same scan.
     """
-    with snapshot(conn):
+    with conn.snapshot():
         session = None if session_id is None else records.require_session(conn, session_id, open_only=False)
         track = () if session_id is None else (session_id,)
         result = _scan_chain(conn, from_seq, to_seq, track, progress)
@@ -80,7 +79,7 @@ def verify(
 
 
 def _scan_chain(
-    conn: sqlite3.Connection,
+    conn: Connection,
     from_seq: int | None,
     to_seq: int | None,
     track: tuple[str, ...],
@@ -97,21 +96,17 @@ def _scan_chain(
     return result
 
 
-def _session_head(
-    conn: sqlite3.Connection, session_id: str, from_seq: int | None, to_seq: int | None
-) -> str | None:
+def _session_head(conn: Connection, session_id: str, from_seq: int | None, to_seq: int | None) -> str | None:
     """The stored hash of the session's last record in the range, as printable text."""
     row = conn.execute(
-        "SELECT CAST(hash AS BLOB) FROM thought_records WHERE session_id = ? AND seq BETWEEN ? AND ?"
-        " ORDER BY seq DESC LIMIT 1",
+        f"SELECT {conn.dialect.as_bytes('hash')} FROM thought_records"
+        " WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq DESC LIMIT 1",
         (session_id, 1 if from_seq is None else from_seq, LAST_SEQ if to_seq is None else to_seq),
     ).fetchone()
     return None if row is None else shown(row[0])
 
 
-def check_anchor(
-    conn: sqlite3.Connection, head: Head, result: ScanResult, *, upto: int | None = None
-) -> None:
+def check_anchor(conn: Connection, head: Head, result: ScanResult, *, upto: int | None = None) -> None:
     """The chain must end at the anchor: no record after it, and the last one bears its hash.
 
     `result` is a scan that was asked to reach `head.seq`; `upto` is the caller's to_seq.

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sqlite3
 import threading
 from dataclasses import dataclass
 
-from colibri.clock import utc_now
-from colibri.runtime.modes import writes_allowed
-from colibri.runtime.state import ServerState
+from colibri.core.clock import utc_now
+from colibri.core.errors import StorageError
+from colibri.core.modes import writes_allowed
+from colibri.core.state import ServerState
 from colibri.storage import Database, Migration
+from colibri.storage.errors import BusyError
 
 log = logging.getLogger("colibri.audit")
 
@@ -70,7 +71,7 @@ def digest(arguments: str) -> str:
 
 
 class AuditLog:
-    """Writes audit events for the chain; raises sqlite3 errors for the stage to report."""
+    """Writes audit events for the chain; raises `StorageError` for the stage to report."""
 
     def __init__(self, state: ServerState) -> None:
         self._state = state
@@ -169,20 +170,13 @@ class AuditLog:
                         for r in rows
                     ],
                 )
-        except sqlite3.Error as exc:
-            if not is_busy(exc):
+        except StorageError as exc:
+            if not isinstance(exc, BusyError):
                 log.error("audit sink failed writing %d row(s) of inline calls: %s", len(rows), exc)
                 return
             log.warning("database busy: %d audit row(s) of inline calls wait for the next try", len(rows))
             with self._later_lock:
                 self._later[:0] = rows[-MAX_LATER_ROWS:]
-
-
-def is_busy(exc: sqlite3.Error) -> bool:
-    """True for SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock; trying later may work."""
-    return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or (
-        "locked" in str(exc)
-    )
 
 
 def mark_interrupted(db: Database) -> int:

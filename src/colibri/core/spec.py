@@ -1,4 +1,5 @@
-"""What a tool is: a name, an input model, an output model, a handler and its error pattern.
+"""What a tool is: a name, an input model, an output model, a handler, its error pattern and its
+class (system, read or write), from which the modes that admit it follow.
 
 Domains declare their tools with `Tool(...)` beside their handlers; the chain is the only
 caller of a handler. Handlers are plain functions `(ToolContext, InputModel) -> OutputModel`
@@ -8,19 +9,19 @@ that raise `DomainError` to refuse; they never see MCP types.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from colibri.runtime.modes import TOOL_CLASSES, ToolClass
-from colibri.tools.schemas import model_schema
+from colibri.core.modes import Mode, ToolClass, admits
+from colibri.core.schemas import model_schema
 
 if TYPE_CHECKING:
-    from colibri.runtime.state import ServerState
-    from colibri.storage import Database
+    from colibri.core.database import Database
+    from colibri.core.state import ServerState
 
 
 class ErrorPattern(StrEnum):
@@ -90,16 +91,18 @@ class Tool:
     pattern: ErrorPattern = ErrorPattern.A
     destructive: bool = False
     idempotent: bool = False
+    tool_class: ToolClass = field(kw_only=True)
 
     def __post_init__(self) -> None:
-        if self.name not in TOOL_CLASSES:
-            raise ValueError(f"tool {self.name!r} is not in the admission table (runtime/modes.py)")
         if not self.writes and (self.destructive or self.idempotent):
             raise ValueError(f"tool {self.name!r} only reads: it cannot be destructive, and it is idempotent")
 
     @property
     def writes(self) -> bool:
-        return TOOL_CLASSES[self.name] is ToolClass.WRITE
+        return self.tool_class is ToolClass.WRITE
+
+    def admitted_in(self, mode: Mode) -> bool:
+        return admits(mode, self.tool_class)
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

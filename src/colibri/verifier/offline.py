@@ -15,16 +15,18 @@ from typing import Never
 
 from tqdm import tqdm
 
+from colibri.core.errors import DomainError, StorageError
 from colibri.domains.proofs.repository import sealed_sessions
 from colibri.domains.proofs.seals import compare
-from colibri.domains.trail import parallel
 from colibri.domains.trail.repository import read_head_or_genesis
 from colibri.domains.trail.scan import Break, scan_range
 from colibri.domains.trail.verify import Report, check_anchor, verify
-from colibri.errors import DomainError, StorageError
-from colibri.storage.database import snapshot
+from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from colibri.storage.sqlite import SQLiteDatabase
+from colibri.verifier import parallel
 
-EXIT_VALID, EXIT_BROKEN, EXIT_UNUSABLE = 0, 1, 2
+# The command's exit codes, from the one set every command uses.
+EXIT_VALID, EXIT_BROKEN, EXIT_UNUSABLE = EXIT_OK, EXIT_FAILED, EXIT_USAGE
 WHOLE_CHAIN = "whole chain and every sealed session"
 PROGRESS_MIN = 50_000  # records; smaller files finish before a bar would help
 _TABLES = ("thought_records", "trail_head", "audit_sessions", "session_seals")
@@ -54,7 +56,7 @@ def run_verify(db_path: str, session_id: str | None) -> int:
             file=sys.stderr,
         )
         return EXIT_UNUSABLE
-    except sqlite3.DatabaseError as exc:
+    except StorageError as exc:
         print(f"colibri verify: cannot read {path}: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     finally:
@@ -63,7 +65,7 @@ def run_verify(db_path: str, session_id: str | None) -> int:
     return EXIT_VALID if report.valid else EXIT_BROKEN
 
 
-def _open(path: Path) -> sqlite3.Connection:
+def _open(path: Path) -> SQLiteDatabase:
     if not path.is_file():
         raise StorageError(f"{path} does not exist or is not a file; pass the database with --db PATH")
     problem = parallel.permission_problem(path)
@@ -85,12 +87,12 @@ def _open(path: Path) -> sqlite3.Connection:
             f"{path} is not a Colibri database, or one never migrated (missing tables: "
             f"{', '.join(missing)}); open it once with `colibri serve` in FULL mode"
         )
-    return conn
+    return SQLiteDatabase(conn, path, readonly=True)
 
 
-def _verify_all(conn: sqlite3.Connection, path: Path) -> Report:
+def _verify_all(conn: SQLiteDatabase, path: Path) -> Report:
     """Whole chain up to the anchor, plus the Merkle root of every sealed session, in one pass."""
-    with snapshot(conn):
+    with conn.snapshot():
         head = read_head_or_genesis(conn)
         seals = sealed_sessions(conn)
         workers = parallel.worker_count(head.seq)

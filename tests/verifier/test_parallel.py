@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from colibri.domains.proofs.repository import sealed_sessions
-from colibri.domains.trail import parallel
-from colibri.domains.trail.offline import run_verify
 from colibri.domains.trail.scan import ScanResult, scan_range
 from colibri.storage import Database
-from tests.domains.trail.support import build_chain, raw_connection
+from colibri.verifier import parallel
+from colibri.verifier.offline import run_verify
+from tests.domains.trail.helpers import build_chain, raw_connection
 
 
 def test_split_covers_the_range_in_consecutive_non_empty_parts() -> None:
@@ -116,7 +116,7 @@ def _same(a: ScanResult, b: ScanResult) -> None:
 
 def test_parallel_and_sequential_scans_agree_on_intact_and_damaged_chains(fresh_db: Database) -> None:
     build_chain(fresh_db, 2400, session_count=4, seal=2)
-    path, conn = fresh_db.path, fresh_db.conn
+    path, conn = fresh_db.path, fresh_db
     sealed = sealed_sessions(conn)
     # 2 workers x RANGES_PER_WORKER ranges: boundaries every 200 seqs.
     _same(parallel.scan_parallel(path, (1, 2400), sealed, workers=2), scan_range(conn, 1, 2400, track=sealed))

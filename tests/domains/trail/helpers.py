@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from colibri.clock import utc_now
+from colibri.core.clock import utc_now
 from colibri.domains.proofs import sessions
 from colibri.domains.trail import records
 from colibri.domains.trail.canonical import GENESIS_HASH, record_hash
@@ -20,7 +20,7 @@ def insert_task(target: Database | Path, task_id: str) -> None:
         "INSERT INTO tasks (id, title, status, priority, created_at, updated_at)"
         " VALUES (?, 'a task', 'todo', 'medium', ?, ?)"
     )
-    if isinstance(target, Database):
+    if not isinstance(target, Path):
         target.execute(sql, (task_id, utc_now(), utc_now()))
         return
     conn = sqlite3.connect(target, timeout=10)

@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from colibri.domains.trail.scan import Progress, ScanResult, scan_range
+from colibri.storage.sqlite import SQLiteDatabase
 
 MIN_PER_WORKER = 100_000  # below this, starting processes costs more than it saves
 RANGES_PER_WORKER = 6  # several ranges each, so progress moves and the cores finish together
@@ -62,11 +63,11 @@ def scan_parallel(
 
 def scan_file_range(db_path: Path, first: int, last: int, track: tuple[str, ...]) -> ScanResult:
     """Worker entry point: one read-only connection, one range."""
-    conn = open_readonly(db_path)
+    db = SQLiteDatabase(open_readonly(db_path), db_path, readonly=True)
     try:
-        return scan_range(conn, first, last, track=track)
+        return scan_range(db, first, last, track=track)
     finally:
-        conn.close()
+        db.close()
 
 
 def open_readonly(db_path: Path) -> sqlite3.Connection:

@@ -14,7 +14,7 @@ import termios
 from pathlib import Path
 
 from colibri.storage import Database
-from tests.domains.trail.support import build_chain, bulk_chain, raw_connection
+from tests.domains.trail.helpers import build_chain, bulk_chain, raw_connection
 
 
 def colibri_verify(*args: str, stderr: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:

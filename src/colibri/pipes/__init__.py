@@ -34,8 +34,8 @@ from mcp.client.stdio import get_default_environment
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from colibri import edge
-from colibri.inflight import DEFAULT_LIMIT_S, answer_before_eof
+from colibri.pipes import edge
+from colibri.pipes.inflight import DEFAULT_LIMIT_S, answer_before_eof
 
 LINE_LIMIT = 64 * 1024 * 1024  # the default of COLIBRI_MAX_MESSAGE_BYTES
 
@@ -127,7 +127,7 @@ class LineReader(ReceiveIteration):
     """Reads one JSON-RPC message per line.
 
     Facing a client (`answer` given) it is the JSON-RPC edge: a malformed or oversize message is
-    answered through `answer` as JSON-RPC prescribes (see colibri/edge.py) and reading goes on.
+    answered through `answer` as JSON-RPC prescribes (see pipes/edge.py) and reading goes on.
     Facing a downstream server a bad line is handed on as the error, which the SDK logs.
     """
 

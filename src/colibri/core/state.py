@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from colibri.runtime.modes import Mode
-from colibri.storage import Database
+from colibri.core.database import Database
+from colibri.core.modes import Mode
 
 Phase = Literal["phase1", "phase2"]
 

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from colibri.domains.trail.paging import MAX_SEQ, decode_cursor, encode_cursor
+from colibri.core.cursor import MAX_SEQ, decode_cursor, encode_cursor
 
 REFUSAL = "cursor is not one this server issued"
 

@@ -1,4 +1,4 @@
-"""Bounds on the switchboard's HTTP face: hosts it answers to, sessions it keeps, sockets it waits on.
+"""Bounds on an HTTP face (serving/http.py): hosts it answers to, sessions it keeps, sockets it waits on.
 
 - A wildcard bind (0.0.0.0, ::) serves every interface, loopback included, so the DNS-rebinding
   allow-list names the loopback addresses and this machine's own names as well as the bind address.
@@ -9,7 +9,8 @@
   times out idle keep-alive connections between requests. `max_connections` caps open
   connections (uvicorn answers 503 beyond it).
 
-Each is set by a `COLIBRI_HTTP_*` variable, read once at the entry point (switchboard/cli.py).
+Each is set by a `COLIBRI_HTTP_*` variable, read once at the entry point of the program that
+serves HTTP (switchboard/cli.py).
 """
 
 from __future__ import annotations

@@ -1,0 +1,106 @@
+"""The storage interface: what domains, the chain and the runtime may ask of a database.
+
+Domains are written against these protocols, never against a driver. `storage/` holds the
+implementations (SQLite today; another backend implements the same protocols and a
+`Dialect`), and converts every driver error into the `StorageError` tree of
+`storage/errors.py`, so nothing above storage ever sees a driver exception.
+
+Connection   execute / executemany / tuples, and the backend's `dialect`
+└── Database atomic (nested transactions), snapshot (consistent reads), lifecycle
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+Params = Sequence[Any]
+
+
+class Row(Protocol):
+    """One result row: by position (`row[0]`) or by column name (`row["id"]`)."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+
+    def __len__(self) -> int: ...
+
+    def keys(self) -> list[str]: ...
+
+
+class Cursor(Protocol):
+    """The outcome of one statement: its rows, and for writes `rowcount` / `lastrowid`."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    @property
+    def lastrowid(self) -> int | None: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def fetchmany(self, size: int) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Dialect(Protocol):
+    """SQL that differs between backends, by name; each backend has one dialect module."""
+
+    name: str
+    table_exists: str  # one row when the table named by its one parameter exists
+    applied_migrations: str  # names in schema_migrations, in the order they were applied
+
+    def next_id(self) -> str:
+        """One row, one column: the number the auto-increment key of the table named by the one
+        parameter gives next (call inside the write transaction)."""
+        ...
+
+    def json_array_contains(self, column: str) -> str:
+        """A condition, one `?` parameter: the JSON array in `column` holds that value."""
+        ...
+
+    def as_bytes(self, expression: str) -> str:
+        """`expression` read as raw bytes, whatever was stored there."""
+        ...
+
+
+class Connection(Protocol):
+    """Statements with bound parameters. Rows from `execute` are `Row`s; `tuples` gives plain
+    tuples, cheaper where a query reads many rows."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    def execute(self, sql: str, params: Params = ()) -> Cursor: ...
+
+    def executemany(self, sql: str, params: Iterable[Params]) -> Cursor: ...
+
+    def tuples(self, sql: str, params: Params = ()) -> Cursor: ...
+
+
+class Database(Connection, Protocol):
+    """One open database: a connection plus transactions and a lifecycle."""
+
+    path: Path
+    readonly: bool
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def atomic(self) -> AbstractContextManager[Connection]:
+        """All or nothing; the outermost level serialises writers, inner levels nest."""
+        ...
+
+    def snapshot(self) -> AbstractContextManager[Connection]:
+        """Several reads that see one consistent state; takes no write lock."""
+        ...
+
+    def user_table_count(self) -> int: ...
+
+    def checkpoint_in_background(self) -> None: ...
+
+    def close(self) -> None: ...

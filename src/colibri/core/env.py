@@ -1,0 +1,48 @@
+"""Reading `COLIBRI_*` variables, one way everywhere: a choice among fixed values, a path list,
+the message size limit both programs share."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import TypeVar
+
+E = TypeVar("E", bound=StrEnum)
+
+MAX_MESSAGE_VARIABLE = "COLIBRI_MAX_MESSAGE_BYTES"
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+class ConfigError(ValueError):
+    """A `COLIBRI_*` variable holds a value Colibri cannot use."""
+
+    def __init__(self, variable: str, value: str, valid: list[str]) -> None:
+        self.variable = variable
+        super().__init__(f"{variable}={value!r} is not valid; use one of: {', '.join(valid)}")
+
+
+def choice(env: Mapping[str, str], variable: str, enum: type[E], default: str, *, upper: bool = False) -> E:
+    """The member of `enum` that `variable` names (case-insensitive), or `default` when unset."""
+    raw = env.get(variable) or default
+    value = raw.strip().upper() if upper else raw.strip().lower()
+    try:
+        return enum(value)
+    except ValueError:
+        raise ConfigError(variable, raw, [member.value for member in enum]) from None
+
+
+def path_list(env: Mapping[str, str], variable: str) -> tuple[Path, ...] | None:
+    """Paths separated by `os.pathsep`; None when the variable is unset or empty."""
+    raw = env.get(variable)
+    return tuple(Path(p) for p in raw.split(os.pathsep) if p) if raw else None
+
+
+def max_message_bytes(env: Mapping[str, str]) -> int:
+    """COLIBRI_MAX_MESSAGE_BYTES: the longest JSON-RPC line either program reads (both use it)."""
+    raw = env.get(MAX_MESSAGE_VARIABLE) or str(DEFAULT_MAX_MESSAGE_BYTES)
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit() or not 1024 <= int(text) <= 2**31:
+        raise ConfigError(MAX_MESSAGE_VARIABLE, raw, ["a whole number of bytes from 1024 to 2147483648"])
+    return int(text)

@@ -1,0 +1,217 @@
+"""The SQLite backend: opens a file with Colibri's pragmas, nests transactions, maps errors.
+
+Every statement runs under `map_exceptions`, so sqlite3 errors leave this module only as
+`StorageError`s (storage/errors.py), with the driver's message.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from colibri.core.database import Connection, Params
+from colibri.core.errors import StorageError
+from colibri.storage.errors import UnavailableError
+from colibri.storage.sqlite import dialect
+from colibri.storage.sqlite.checkpointer import INTERVAL_S as CHECKPOINT_INTERVAL_S
+from colibri.storage.sqlite.checkpointer import Checkpointer
+from colibri.storage.sqlite.errors import map_exceptions
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+class SQLiteCursor:
+    """A sqlite3 cursor whose fetches raise `StorageError`s."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._cursor = cursor
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        return self._cursor.lastrowid
+
+    def fetchone(self) -> Any:
+        with map_exceptions:
+            return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        with map_exceptions:
+            return self._cursor.fetchall()
+
+    def fetchmany(self, size: int) -> list[Any]:
+        with map_exceptions:
+            return self._cursor.fetchmany(size)
+
+    def __iter__(self) -> Iterator[Any]:
+        with map_exceptions:
+            yield from self._cursor
+
+
+class SQLiteDatabase:
+    """A SQLite connection in autocommit mode; `atomic()` opens (nested) transactions.
+
+    Built by `open` (a path), or around a connection someone else opened (the offline verifier).
+    """
+
+    dialect = dialect.DIALECT
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, readonly: bool) -> None:
+        conn.row_factory = sqlite3.Row
+        self.conn = conn
+        self.path = path
+        self.readonly = readonly
+        self._depth = 0
+        self._checkpointer: Checkpointer | None = None
+
+    def __repr__(self) -> str:
+        return f"SQLiteDatabase({str(self.path)!r}, readonly={self.readonly})"
+
+    @classmethod
+    def open(cls, path: Path, *, readonly: bool = False, sync: str = "normal") -> SQLiteDatabase:
+        """Open (and in write mode create) the file; WAL, foreign keys and a busy timeout on."""
+        path = Path(path)
+        try:
+            if readonly:
+                if not path.is_file():
+                    raise UnavailableError(
+                        f"database file {path} does not exist; open it once in FULL to create it"
+                    )
+                conn = sqlite3.connect(
+                    _readonly_uri(path), uri=True, isolation_level=None, check_same_thread=False
+                )
+            else:
+                if path.is_dir():
+                    raise UnavailableError(
+                        f"database path {path} is a directory; point COLIBRI_DB_PATH at a file"
+                    )
+                path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if not readonly:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute(f"PRAGMA synchronous = {'FULL' if sync == 'full' else 'NORMAL'}")
+            # Reading the schema proves the file is a database (a corrupt file fails here).
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except (sqlite3.Error, OSError) as exc:
+            hint = ""
+            if readonly and _wal(path).exists() and not os.access(path.parent, os.W_OK):
+                hint = (
+                    f"; its write-ahead log {_wal(path).name} holds changes that read-only storage cannot "
+                    "replay: open it once in FULL where the folder is writable"
+                )
+            raise UnavailableError(f"cannot open database {path}: {exc}{hint}") from exc
+        return cls(conn, path, readonly=readonly)
+
+    @contextmanager
+    def atomic(self) -> Iterator[Connection]:
+        """All or nothing: the outermost level takes the write lock at once (BEGIN IMMEDIATE),
+        so two processes serialise their read-then-write steps; inner levels are savepoints."""
+        depth = self._depth
+        name = f"colibri_{depth}"
+        self._run(dialect.BEGIN_WRITE if depth == 0 else f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield self
+        except BaseException:
+            self._depth -= 1
+            if depth == 0:
+                self._run("ROLLBACK")
+            else:
+                self._run(f"ROLLBACK TO {name}")
+                self._run(f"RELEASE {name}")
+            raise
+        self._depth -= 1
+        try:
+            self._run("COMMIT" if depth == 0 else f"RELEASE {name}")
+        except StorageError:
+            # A failed COMMIT can leave the transaction open; end it so the next one can begin.
+            if depth == 0 and self.conn.in_transaction:
+                self._run("ROLLBACK")
+            raise
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """One deferred read transaction around several queries, so they all see the same state
+        even while another process writes. It takes no write lock, so it works on a read-only
+        file; inside a transaction already open, that transaction is the snapshot."""
+        if self.conn.in_transaction:
+            yield self
+            return
+        self._run(dialect.BEGIN_READ)
+        try:
+            yield self
+        finally:
+            if self.conn.in_transaction:
+                self._run("COMMIT")
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.conn.in_transaction
+
+    def execute(self, sql: str, params: Params = ()) -> SQLiteCursor:
+        with map_exceptions:
+            return SQLiteCursor(self.conn.execute(sql, params))
+
+    def executemany(self, sql: str, params: Iterable[Params]) -> SQLiteCursor:
+        with map_exceptions:
+            return SQLiteCursor(self.conn.executemany(sql, params))
+
+    def tuples(self, sql: str, params: Params = ()) -> SQLiteCursor:
+        """Rows as plain tuples: cheaper than `sqlite3.Row` where a query reads many rows."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        with map_exceptions:
+            return SQLiteCursor(cursor.execute(sql, params))
+
+    def _run(self, sql: str) -> None:
+        with map_exceptions:
+            self.conn.execute(sql)
+
+    def checkpoint_in_background(self, interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
+        """Move WAL checkpoints off this connection's commits (see storage/sqlite/checkpointer.py)."""
+        if self.readonly or self._checkpointer is not None:
+            return
+        self._run("PRAGMA wal_autocheckpoint = 0")
+        self._checkpointer = Checkpointer(self.path, interval_s)
+        self._checkpointer.start()
+
+    def user_table_count(self) -> int:
+        row = self.execute(dialect.USER_TABLE_COUNT).fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
+        with map_exceptions:
+            self.conn.close()  # the last connection to close checkpoints the WAL and removes it
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def _readonly_uri(path: Path) -> str:
+    """`mode=ro`; on storage we cannot write, with no log to replay, `immutable=1` as well.
+
+    A read-only connection to a WAL database still creates `-wal` and `-shm` beside it, which
+    read-only storage refuses ("unable to open database file", "attempt to write a readonly
+    database"). Where we cannot write and there is no `-wal`, no writer can be live there
+    either (a WAL writer keeps its log while it is open), so SQLite may treat the file as
+    immutable: no locks, no side files, nothing left behind.
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    if not os.access(path.parent, os.W_OK) and not _wal(path).exists():
+        uri += "&immutable=1"
+    return uri
