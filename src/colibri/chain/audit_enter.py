@@ -22,7 +22,10 @@ class AuditEnter:
         call.started = time.perf_counter()
         try:
             call.sequence_no = self._audit.enter(
-                call.correlation_id, call.tool_name, call.arguments.model_dump_json()
+                call.correlation_id,
+                call.tool_name,
+                call.arguments.model_dump_json(),
+                call.caller.principal,
             )
         except StorageError as exc:
             # The spec puts the response first: a broken sink is reported, never fatal.

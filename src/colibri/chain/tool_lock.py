@@ -1,4 +1,4 @@
-"""Stage 1 — tool-lock: admission by mode, then one call at a time."""
+"""Stage 1 — tool-lock: admission by mode and by the caller's scope, then one call at a time."""
 
 from __future__ import annotations
 
@@ -30,6 +30,15 @@ class ToolLock:
         if not tool.admitted_in(mode):
             self._record_denied(call)
             raise ToolNotAdmitted(self._refusal(tool.name), tool=tool.name, mode=mode.value)
+        if not call.caller.admits(tool):
+            self._record_denied(call)
+            raise ToolNotAdmitted(
+                f"{tool.name} cannot run: it writes, and the token {call.caller.principal!r} has scope "
+                f"{call.caller.scope!r}, which runs only the read tools; use a token with scope 'write'",
+                tool=tool.name,
+                mode=mode.value,
+                scope=call.caller.scope,
+            )
         call.tool = tool
         async with self._lock:
             return await call_next(call)
@@ -47,6 +56,6 @@ class ToolLock:
 
     def _record_denied(self, call: Call) -> None:
         try:
-            self._audit.denied(ids.correlation_id(), call.tool_name)
+            self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal)
         except StorageError as exc:
             log.error("audit sink failed recording a denied call to %s: %s", call.tool_name, exc)

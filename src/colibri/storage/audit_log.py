@@ -34,7 +34,12 @@ MIGRATIONS = [
                 duration_ms REAL
             )""",
         ),
-    )
+    ),
+    # Who made the call, as the server proved it (SPEC §9): rows from before it were stdio's.
+    Migration(
+        "0012_actions_principal",
+        ("ALTER TABLE actions ADD COLUMN principal TEXT NOT NULL DEFAULT 'local'",),
+    ),
 ]
 
 
@@ -48,15 +53,15 @@ class AuditLog:
         state = self._state
         return state.db if state.db is not None and writes_allowed(state.mode) else None
 
-    def enter(self, correlation_id: str, tool: str, arguments: str) -> int | None:
+    def enter(self, correlation_id: str, tool: str, arguments: str, principal: str) -> int | None:
         db = self._db()
         if db is None:
-            log.debug("audit-enter %s %s %s", tool, correlation_id, arguments)
+            log.debug("audit-enter %s %s %s by %s", tool, correlation_id, arguments, principal)
             return None
         cursor = db.execute(
-            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at)"
-            " VALUES (?, ?, ?, 'running', ?)",
-            (correlation_id, tool, arguments, utc_now()),
+            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal)"
+            " VALUES (?, ?, ?, 'running', ?, ?)",
+            (correlation_id, tool, arguments, utc_now(), principal),
         )
         return cursor.lastrowid
 
@@ -70,15 +75,16 @@ class AuditLog:
             (outcome, result_hash, duration_ms, sequence_no),
         )
 
-    def denied(self, correlation_id: str, tool: str) -> None:
+    def denied(self, correlation_id: str, tool: str, principal: str) -> None:
         db = self._db()
         if db is None:
-            log.debug("audit-denied %s %s", tool, correlation_id)
+            log.debug("audit-denied %s %s by %s", tool, correlation_id, principal)
             return
         db.execute(
-            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, duration_ms)"
-            " VALUES (?, ?, 'null', 'denied', ?, 0)",
-            (correlation_id, tool, utc_now()),
+            "INSERT INTO actions"
+            " (correlation_id, tool, arguments, outcome, started_at, duration_ms, principal)"
+            " VALUES (?, ?, 'null', 'denied', ?, 0, ?)",
+            (correlation_id, tool, utc_now(), principal),
         )
 
 
