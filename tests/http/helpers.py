@@ -29,7 +29,12 @@ def free_port() -> int:
 
 def colibri(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "colibri", *args], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "colibri", *args],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
