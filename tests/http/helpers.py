@@ -105,12 +105,14 @@ class HttpServer:
             raise AssertionError(f"server ignored SIGTERM: {self.log.read_text()}") from None
 
 
-def start_server(env: dict[str, str], tmp_path: Path, *args: str, port: int | None = None) -> HttpServer:
+def start_server(
+    env: dict[str, str], tmp_path: Path, *args: str, port: int | None = None, host: str = "127.0.0.1"
+) -> HttpServer:
     port = port or free_port()
     log = tmp_path / f"server-{port}-{time.monotonic_ns()}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "colibri", "serve", "--http", f"127.0.0.1:{port}", *args],
+            [sys.executable, "-m", "colibri", "serve", "--http", f"{host}:{port}", *args],
             env=env,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -119,8 +121,8 @@ def start_server(env: dict[str, str], tmp_path: Path, *args: str, port: int | No
 
 
 @contextmanager
-def running(env: dict[str, str], tmp_path: Path, *args: str) -> Iterator[HttpServer]:
-    server = start_server(env, tmp_path, *args)
+def running(env: dict[str, str], tmp_path: Path, *args: str, host: str = "127.0.0.1") -> Iterator[HttpServer]:
+    server = start_server(env, tmp_path, *args, host=host)
     try:
         server.wait_ready()
         yield server

@@ -171,9 +171,24 @@ async def test_a_forged_host_or_origin_is_refused(tmp_path: Path) -> None:
                 server.url, json=INITIALIZE, headers={**auth, "Origin": "http://evil.example"}
             )
     assert fine.status_code == 200
-    assert forged_host.status_code in (400, 421), forged_host.text
+    assert forged_host.status_code == 421, forged_host.text
     assert forged_origin.status_code == 403, forged_origin.text
     assert not query(tmp_path / "colibri.db", "SELECT 1 FROM actions")
+
+
+async def test_a_wildcard_bind_accepts_loopback_names_and_refuses_others(tmp_path: Path) -> None:
+    env = http_env(tmp_path)
+    token = make_token(env, "alice")
+    with running(env, tmp_path, host="0.0.0.0") as server:
+        async with httpx2.AsyncClient(timeout=10) as http:
+            auth = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+            answers = {
+                host: (
+                    await http.post(server.url, json=INITIALIZE, headers={**auth, "Host": host})
+                ).status_code
+                for host in (f"localhost:{server.port}", f"127.0.0.1:{server.port}", "evil.example")
+            }
+    assert answers == {f"localhost:{server.port}": 200, f"127.0.0.1:{server.port}": 200, "evil.example": 421}
 
 
 def test_no_auth_is_refused_for_a_non_loopback_address(tmp_path: Path) -> None:
