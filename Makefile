@@ -35,11 +35,28 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
-test: lint
+# The HTTP suite drives `colibri serve --http` with the official conformance suite and the TypeScript
+# SDK client: pinned npm packages, installed again only when the lock file changes. Under CI a missing
+# npm or a failed install stops the run; elsewhere those tests are skipped with the reason.
+HTTP_NPM := tests/http/npm
+HTTP_NPM_STAMP := $(HTTP_NPM)/node_modules/.installed
+
+$(HTTP_NPM_STAMP): $(HTTP_NPM)/package.json $(HTTP_NPM)/package-lock.json
+	@if ! command -v npm >/dev/null 2>&1; then \
+		if [ "$$CI" = true ]; then echo "npm not found: CI needs Node.js 20+ and npm for $(HTTP_NPM)" >&2; exit 1; fi; \
+		echo "npm not found: the HTTP interop tests ($(HTTP_NPM)) will be skipped" >&2; \
+	else \
+		echo "installing the pinned npm packages of $(HTTP_NPM) (npm ci)" >&2; \
+		if (cd $(HTTP_NPM) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2); then touch $@; \
+		elif [ "$$CI" = true ]; then echo "npm ci failed in $(HTTP_NPM)" >&2; exit 1; \
+		else echo "npm ci failed: the HTTP interop tests will be skipped" >&2; fi; \
+	fi
+
+test: lint $(HTTP_NPM_STAMP)
 	$(BIN)/pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(HTTP_NPM)/node_modules

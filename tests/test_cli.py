@@ -12,7 +12,7 @@ import pytest
 from colibri.cli import build_parser
 from tests.helpers import clean_env
 
-COMMANDS = ["serve", "tools", "call", "verify", "switchboard"]
+COMMANDS = ["serve", "tools", "call", "verify", "switchboard", "token"]
 
 
 def _colibri(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -93,3 +93,17 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, args: list[
         stderr = process.stderr.read().decode()
     assert process.wait(timeout=60) == code, stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_token_commands_print_the_token_once_and_refuse_bad_requests(tmp_path: Path) -> None:
+    env = clean_env(tmp_path)
+    created = _colibri("token", "create", "alice", "--scope", "read", env=env)
+    assert created.returncode == 0 and created.stdout.startswith("col_")
+    listed = _colibri("token", "list", env=env)
+    assert listed.returncode == 0 and "alice\tread\tactive" in listed.stdout
+    assert created.stdout.strip() not in listed.stdout
+    for args in (["create", "alice", "--scope", "write"], ["create", "bad name", "--scope", "read"]):
+        refused = _colibri("token", *args, env=env)
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert _colibri("token", "revoke", "nobody", env=env).returncode == 2
+    assert _colibri("token", "create", "x", "--scope", "admin", env=env).returncode == 2

@@ -26,12 +26,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"colibri {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    commands.add_parser(
+    serve = commands.add_parser(
         "serve",
-        help="run the MCP server on stdio",
-        description="Run the Colibri MCP server over stdio (JSON-RPC on stdout, logs on stderr). "
+        help="run the MCP server on stdio (or Streamable HTTP with --http)",
+        description="Run the Colibri MCP server over stdio (JSON-RPC on stdout, logs on stderr), or with "
+        "--http over Streamable HTTP for a whole team, bearer tokens required. "
         "Reads COLIBRI_MODE, COLIBRI_DB_PATH, COLIBRI_SKILLS_DIR, COLIBRI_LOG_LEVEL, COLIBRI_DB_SYNC.",
     )
+    _add_http_arguments(serve)
+    token = commands.add_parser(
+        "token",
+        help="create, list or revoke the bearer tokens of colibri serve --http",
+        description="Manage the bearer tokens stored (as SHA-256 only) in COLIBRI_DB_PATH.",
+    )
+    token_actions = token.add_subparsers(dest="token_action", metavar="ACTION", required=True)
+    create = token_actions.add_parser("create", help="make a token and print it once")
+    create.add_argument("name", metavar="NAME", help="the principal recorded in every audit row")
+    create.add_argument("--scope", choices=["read", "write"], required=True)
+    create.add_argument("--expires-days", type=int, metavar="N", help="expire after N days (default never)")
+    token_actions.add_parser("list", help="names, scopes, status and expiry (never the tokens)")
+    revoke = token_actions.add_parser("revoke", help="refuse this token from now on")
+    revoke.add_argument("name", metavar="NAME")
     commands.add_parser(
         "tools",
         help="list the tools admitted in the current mode",
@@ -92,7 +107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"colibri: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "serve":
-        return _serve(config)
+        return _serve(config) if args.http is None else _serve_http(config, args)
+    if args.command == "token":
+        from colibri.runtime.token_admin import run_token
+
+        name = getattr(args, "name", None)
+        return run_token(
+            config, args.token_action, name, getattr(args, "scope", ""), getattr(args, "expires_days", None)
+        )
     if args.command == "tools":
         return _tools(config)
     if args.command == "call":
@@ -116,6 +138,52 @@ def _serve(config: Config) -> int:
         "colibri %s serving MCP on stdio; mode %s, database %s", __version__, config.mode, database
     )
     anyio.run(serve_stdio, app)
+    return EXIT_OK
+
+
+def _add_http_arguments(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
+    serve.add_argument(
+        "--no-auth", action="store_true", help="accept requests without a token (loopback addresses only)"
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name clients use to reach the server (Host/Origin allow-list); repeatable",
+    )
+    serve.add_argument(
+        "--public-url", metavar="URL", help="the base URL clients use, e.g. https://colibri.example.com"
+    )
+
+
+def _serve_http(config: Config, args: argparse.Namespace) -> int:
+    import anyio
+
+    from colibri.runtime.app import App
+    from colibri.runtime.http import HttpOptions, serve_http
+    from colibri.serving import logs
+    from colibri.serving.address import parse_address
+    from colibri.serving.http import is_loopback
+
+    try:
+        host, port = parse_address(args.http)
+    except ValueError as exc:
+        print(f"colibri serve: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.no_auth and not is_loopback(host):
+        print(
+            f"colibri serve: --no-auth is refused for {host}, which is not a loopback address: anyone "
+            "who can reach it could call every tool; create a token with `colibri token create`",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    logs.configure(config.log_level)
+    options = HttpOptions(host, port, not args.no_auth, tuple(args.allow_host), args.public_url)
+    anyio.run(serve_http, App(config), options)
     return EXIT_OK
 
 

@@ -157,7 +157,7 @@ async def test_denied_rows_are_written_where_writes_are_allowed(fresh_db: Databa
     from colibri.storage.audit_log import AuditLog
 
     state = ServerState(version="t", declared_mode=Mode.TEST, phase="phase2", mode=Mode.TEST, db=fresh_db)
-    AuditLog(state).denied("c0ffee", "note_b")
+    AuditLog(state).denied("c0ffee", "note_b", "local")
     rows = list(fresh_db.execute("SELECT tool, outcome, duration_ms FROM actions"))
     assert [tuple(row) for row in rows] == [("note_b", "denied", 0)]
 

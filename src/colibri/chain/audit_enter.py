@@ -54,7 +54,11 @@ class AuditEnter:
     def _enter(self, call: Call) -> None:
         assert call.arguments is not None
         call.sequence_no = self._audit.enter(
-            call.correlation_id, call.tool_name, call.arguments.model_dump_json(), call.started_at
+            call.correlation_id,
+            call.tool_name,
+            call.arguments.model_dump_json(),
+            call.caller.principal,
+            call.started_at,
         )
 
 

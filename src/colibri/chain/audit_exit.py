@@ -42,6 +42,7 @@ class AuditExit:
                 result_hash,
                 call.started_at,
                 duration_ms,
+                call.caller.principal,
             )
             self._audit.later(row)
         else:

@@ -16,6 +16,7 @@ from colibri.chain.tool_lock import ToolLock
 from colibri.chain.types import Call, ChainDeps, Envelope, Next, Stage
 from colibri.chain.validate import SchemaValidate
 from colibri.chain.worker import in_worker
+from colibri.core.callers import LOCAL, Caller
 from colibri.core.envelope_text import to_json
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
@@ -45,8 +46,8 @@ class Chain:
         self._entry = _compose([stage(deps) for stage in STAGES])
         self._wake: anyio.Event | None = None
 
-    async def run(self, tool_name: str, raw_arguments: object) -> Reply:
-        call = Call(tool_name=tool_name, raw_arguments=raw_arguments)
+    async def run(self, tool_name: str, raw_arguments: object, caller: Caller = LOCAL) -> Reply:
+        call = Call(tool_name=tool_name, raw_arguments=raw_arguments, caller=caller)
         try:
             result = await self._entry(call)
             text = call.text or to_json(result)

@@ -1,4 +1,5 @@
-"""Stage 1 — tool-lock: admission by mode, then one call at a time, in a worker thread.
+"""Stage 1 — tool-lock: admission by mode and by the caller\'s scope, then one call at a time, in a
+worker thread.
 
 The system tools (`server_ping`, `server_health`) read only the server's state in memory: they
 are answered at once on the event loop, without the lock, so a long call or a database held by
@@ -38,6 +39,15 @@ class ToolLock:
         if not tool.admitted_in(mode):
             self._record_denied(call)
             raise ToolNotAdmitted(self._refusal(tool.name), tool=tool.name, mode=mode.value)
+        if not call.caller.admits(tool):
+            self._record_denied(call)
+            raise ToolNotAdmitted(
+                f"{tool.name} cannot run: it writes, and the token {call.caller.principal!r} has scope "
+                f"{call.caller.scope!r}, which runs only the read tools; use a token with scope 'write'",
+                tool=tool.name,
+                mode=mode.value,
+                scope=call.caller.scope,
+            )
         call.tool = tool
         if tool.tool_class is ToolClass.SYSTEM:
             call.inline = True
@@ -59,6 +69,6 @@ class ToolLock:
 
     def _record_denied(self, call: Call) -> None:
         try:
-            self._audit.denied(ids.correlation_id(), call.tool_name)
+            self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal)
         except StorageError as exc:
             log.error("audit sink failed recording a denied call to %s: %s", call.tool_name, exc)

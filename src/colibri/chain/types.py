@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
+from colibri.core.callers import LOCAL, Caller
 from colibri.core.spec import Tool
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ class Call:
 
     tool_name: str
     raw_arguments: object
+    caller: Caller = LOCAL  # the proved principal; audit rows (and the log) record its name
     tool: Tool | None = None
     arguments: BaseModel | None = None
     correlation_id: str = ""

@@ -9,6 +9,7 @@ import anyio
 
 from colibri import __version__
 from colibri.chain.pipeline import Chain, Reply
+from colibri.core.callers import LOCAL, Caller
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
 from colibri.runtime.boot import run_phase2
@@ -53,8 +54,8 @@ class App:
     def admitted(self) -> list[Tool]:
         return [tool for tool in self.tools.values() if tool.admitted_in(self.state.mode)]
 
-    async def call(self, tool_name: str, arguments: object) -> Reply:
-        return await self.chain.run(tool_name, arguments)
+    async def call(self, tool_name: str, arguments: object, caller: Caller = LOCAL) -> Reply:
+        return await self.chain.run(tool_name, arguments, caller)
 
     async def drain(self) -> None:
         """On a stop signal: let the call in flight finish, then close the database."""
@@ -62,6 +63,17 @@ class App:
             self.close()
             # Give the transport a moment to write the last response out.
             await anyio.sleep(0.05)
+
+    def readiness(self) -> str | None:
+        """None when every admitted tool can run (phase 2, not MINIMAL); else why not."""
+        state = self.state
+        if state.boot_error is not None:
+            return f"boot failed, serving MINIMAL (server_ping, server_health only): {state.boot_error}"
+        if state.phase == "phase1":
+            return "starting: phase 2 (opening and migrating the database) is still running"
+        if state.mode.value == "MINIMAL":
+            return "mode MINIMAL: only server_ping and server_health are served"
+        return None
 
     def close(self) -> None:
         self.chain.close()

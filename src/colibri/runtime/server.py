@@ -1,4 +1,5 @@
-"""The MCP adapter: the SDK's low-level `Server` in front of the chain, served over stdio.
+"""The MCP adapter: the SDK's low-level `Server` in front of the chain, served over stdio
+(here) or Streamable HTTP (`runtime/http.py`).
 
 The SDK validates `tools/call` params before `on_call_tool`, so non-object `arguments`
 would become a bare JSON-RPC error. `_EdgeMiddleware` runs before that validation and
@@ -18,6 +19,7 @@ from colibri.chain.pipeline import Reply
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
 from colibri.runtime.app import App
+from colibri.runtime.http_auth import caller_of
 from colibri.serving.stdio import run_stdio
 
 
@@ -65,7 +67,7 @@ class _EdgeMiddleware:
                 await self._app.wait_ready()
             arguments = params.get("arguments")
             if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
-                return to_result(await self._app.call(name, arguments))
+                return to_result(await self._app.call(name, arguments, caller_of(ctx)))
         elif ctx.method == "tools/list":
             await self._app.wait_ready()
         return await call_next(ctx)
@@ -75,12 +77,14 @@ def build_server(app: App) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[describe(tool) for tool in app.admitted()])
+        caller = caller_of(ctx)
+        tools = [describe(tool) for tool in app.admitted() if caller.admits(tool)]
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return to_result(await app.call(params.name, params.arguments))
+        return to_result(await app.call(params.name, params.arguments, caller_of(ctx)))
 
     server: Server[Any] = Server(
         "colibri", version=app.state.version, on_list_tools=list_tools, on_call_tool=call_tool

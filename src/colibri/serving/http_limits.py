@@ -1,7 +1,5 @@
-"""Bounds on an HTTP face (serving/http.py): hosts it answers to, sessions it keeps, sockets it waits on.
+"""Bounds on an HTTP face (serving/http.py): sessions it keeps, sockets it waits on.
 
-- A wildcard bind (0.0.0.0, ::) serves every interface, loopback included, so the DNS-rebinding
-  allow-list names the loopback addresses and this machine's own names as well as the bind address.
 - Stateful sessions are closed after `session_idle_s` without a request and capped at
   `max_sessions` (the SDK's defaults, 30 min and 10,000, hold about 400 MB of idle state).
 - A connection that has not finished sending a request's headers within `header_timeout_s`
@@ -16,15 +14,11 @@ serves HTTP (switchboard/cli.py).
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
-
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-WILDCARDS = ("0.0.0.0", "::", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,17 +54,6 @@ def _positive(env: Mapping[str, str], name: str, default: float, *, whole: bool 
         kind = "a whole number" if whole else "a number of seconds"
         raise ValueError(f"{name}={raw!r} is not valid; use {kind} greater than 0")
     return value
-
-
-def allowed_hosts(host: str, port_pattern: str = "*") -> list[str]:
-    """Host header values the DNS-rebinding protection accepts for a bind to `host`."""
-    names = [f"[{host}]" if ":" in host else host]
-    if host in WILDCARDS:
-        names = [*LOOPBACK_NAMES]
-        for name in {socket.gethostname(), socket.getfqdn()}:
-            if name and name not in names:
-                names.append(name)
-    return [f"{name}:{port_pattern}" for name in names]
 
 
 def timed_protocol(header_timeout_s: float) -> type[H11Protocol]:

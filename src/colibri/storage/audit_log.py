@@ -44,7 +44,12 @@ MIGRATIONS = [
                 duration_ms REAL
             )""",
         ),
-    )
+    ),
+    # Who made the call, as the server proved it (SPEC §9): rows from before it were stdio's.
+    Migration(
+        "0012_actions_principal",
+        ("ALTER TABLE actions ADD COLUMN principal TEXT NOT NULL DEFAULT 'local'",),
+    ),
 ]
 
 
@@ -63,6 +68,7 @@ class FinishedCall:
     result_hash: str
     started_at: str
     duration_ms: float
+    principal: str
 
 
 def digest(arguments: str) -> str:
@@ -87,16 +93,23 @@ class AuditLog:
         return self._db() is not None
 
     def enter(
-        self, correlation_id: str, tool: str, arguments: str, started_at: str | None = None
+        self,
+        correlation_id: str,
+        tool: str,
+        arguments: str,
+        principal: str,
+        started_at: str | None = None,
     ) -> int | None:
         db = self._db()
         if db is None:
-            log.debug("audit-enter %s %s arguments=%s", tool, correlation_id, digest(arguments))
+            log.debug(
+                "audit-enter %s %s arguments=%s by %s", tool, correlation_id, digest(arguments), principal
+            )
             return None
         cursor = db.execute(
-            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at)"
-            " VALUES (?, ?, ?, 'running', ?)",
-            (correlation_id, tool, arguments, started_at or utc_now()),
+            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal)"
+            " VALUES (?, ?, ?, 'running', ?, ?)",
+            (correlation_id, tool, arguments, started_at or utc_now(), principal),
         )
         return cursor.lastrowid
 
@@ -110,15 +123,16 @@ class AuditLog:
             (outcome, result_hash, duration_ms, sequence_no),
         )
 
-    def denied(self, correlation_id: str, tool: str) -> None:
+    def denied(self, correlation_id: str, tool: str, principal: str) -> None:
         db = self._db()
         if db is None:
-            log.debug("audit-denied %s %s", tool, correlation_id)
+            log.debug("audit-denied %s %s by %s", tool, correlation_id, principal)
             return
         db.execute(
-            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, duration_ms)"
-            " VALUES (?, ?, 'null', 'denied', ?, 0)",
-            (correlation_id, tool, utc_now()),
+            "INSERT INTO actions"
+            " (correlation_id, tool, arguments, outcome, started_at, duration_ms, principal)"
+            " VALUES (?, ?, 'null', 'denied', ?, 0, ?)",
+            (correlation_id, tool, utc_now(), principal),
         )
 
     def later(self, row: FinishedCall) -> bool:
@@ -156,7 +170,7 @@ class AuditLog:
             with db.atomic() as conn:
                 conn.executemany(
                     "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash,"
-                    " started_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    " started_at, duration_ms, principal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             r.correlation_id,
@@ -166,6 +180,7 @@ class AuditLog:
                             r.result_hash,
                             r.started_at,
                             r.duration_ms,
+                            r.principal,
                         )
                         for r in rows
                     ],

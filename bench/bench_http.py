@@ -1,0 +1,139 @@
+"""`colibri serve --http` against the bare SDK Streamable HTTP echo server, in the same run.
+
+calls/s with 1 and 8 concurrent HTTP clients (each its own session, one call at a time) for
+server_ping and thought_record (bearer token on, as a team would run it), against the echo tool
+of http_echo_server.py. The clients skip the SDK's output-schema check of each result (a
+client-side cost the echo tool, having no schema, never pays). Target: ratio >= 0.8.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from bench.common import _no_validation, line
+
+SECONDS = float(os.environ.get("BENCH_HTTP_SECONDS", "4"))
+CLIENT_COUNTS = (1, 8)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def _wait(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+@asynccontextmanager
+async def _client(url: str, token: str | None) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
+        client.session.validate_tool_result = _no_validation  # type: ignore[method-assign]
+        yield client
+
+
+async def calls_per_second(url: str, token: str | None, tool: str, clients: int) -> float:
+    """Total calls/s of `clients` concurrent clients, each calling `tool` for SECONDS."""
+    counts: list[int] = []
+
+    async def one(index: int) -> None:
+        async with _client(url, token) as client:
+            arguments: dict[str, Any] = {}
+            if tool == "thought_record":
+                started = await client.call_tool("audit_session_start", {"agent_id": f"bench-{index}"})
+                session = (started.structured_content or {})["data"]["session_id"]
+                arguments = {"session_id": session, "kind": "observation", "content": "x"}
+            elif tool == "echo":
+                arguments = {"n": index}
+            for _ in range(20):  # warm-up
+                await client.call_tool(tool, arguments)
+            await start.wait()
+            done = 0
+            deadline = time.perf_counter() + SECONDS
+            while time.perf_counter() < deadline:
+                result = await client.call_tool(tool, arguments)
+                if result.is_error:
+                    raise RuntimeError(f"{tool} failed during the benchmark: {result.content}")
+                done += 1
+            counts.append(done)
+
+    start = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+        for index in range(clients):
+            tasks.start_soon(one, index)
+        await anyio.sleep(2.0)  # every client connected and warm
+        start.set()
+    return sum(counts) / SECONDS
+
+
+def _start_colibri(folder: Path, port: int) -> tuple[subprocess.Popen[bytes], str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COLIBRI_")}
+    env.update(COLIBRI_DB_PATH=str(folder / "bench.db"), COLIBRI_LOG_LEVEL="warn")
+    made = subprocess.run(
+        [sys.executable, "-m", "colibri", "token", "create", "bench", "--scope", "write"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "colibri", "serve", "--http", f"127.0.0.1:{port}"], env=env
+    )
+    return process, made.stdout.strip()
+
+
+async def run() -> None:
+    folder = Path(tempfile.mkdtemp(prefix="colibri-bench-http-"))
+    echo_port, colibri_port = _free_port(), _free_port()
+    echo = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("http_echo_server.py")), str(echo_port)]
+    )
+    colibri, token = _start_colibri(folder, colibri_port)
+    try:
+        _wait(echo_port, echo)
+        _wait(colibri_port, colibri)
+        echo_url, colibri_url = f"http://127.0.0.1:{echo_port}/mcp", f"http://127.0.0.1:{colibri_port}/mcp"
+        for clients in CLIENT_COUNTS:
+            baseline = await calls_per_second(echo_url, None, "echo", clients)
+            line(f"bare SDK echo over HTTP, {clients} client(s)", baseline, "calls/s")
+            for tool in ("server_ping", "thought_record"):
+                measured = await calls_per_second(colibri_url, token, tool, clients)
+                line(f"colibri {tool} over HTTP, {clients} client(s)", measured, "calls/s")
+                line(f"  ratio to the echo baseline ({tool}, {clients})", measured / baseline, "x", ">= 0.8")
+    finally:
+        for process in (echo, colibri):
+            process.terminate()
+            process.wait(20)
+
+
+def main() -> None:
+    anyio.run(run)

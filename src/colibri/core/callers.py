@@ -1,0 +1,27 @@
+"""Who is calling: the principal the server proved, and what its scope lets it run.
+
+stdio calls come from the process that launched the server: principal `local`, no limit.
+Over HTTP the principal is the name of the bearer token; a `read` token runs only the
+tools READONLY would (system and read classes), whatever the mode admits beyond them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from colibri.core.modes import ToolClass
+from colibri.core.spec import Tool
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    principal: str
+    scope: str = "write"  # "read" | "write"
+
+    def admits(self, tool: Tool) -> bool:
+        """False only for a write tool asked for by a read-scoped caller."""
+        return self.scope != "read" or tool.tool_class is not ToolClass.WRITE
+
+
+LOCAL: Final = Caller("local")

@@ -1,0 +1,23 @@
+"""Access: the bearer tokens of `colibri serve --http`, stored only as their SHA-256 (SPEC §9)."""
+
+from colibri.domains.access.schema import MIGRATIONS
+from colibri.domains.access.store import (
+    Scope,
+    TokenError,
+    TokenInfo,
+    authenticate,
+    create,
+    list_tokens,
+    revoke,
+)
+
+__all__ = [
+    "MIGRATIONS",
+    "Scope",
+    "TokenError",
+    "TokenInfo",
+    "authenticate",
+    "create",
+    "list_tokens",
+    "revoke",
+]

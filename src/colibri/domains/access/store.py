@@ -1,0 +1,101 @@
+"""Creating, listing, revoking and checking bearer tokens against the database.
+
+The token's format, digest and constant-time comparison are `colibri.tokens`, shared with
+the switchboard; this module only keeps the rows. Times are Unix seconds (`now` is passed
+in, so the caller's clock decides and tests can move it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from colibri import tokens
+from colibri.core.clock import utc_now
+from colibri.core.database import Database
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+SECONDS_PER_DAY = 86_400
+
+
+class Scope(StrEnum):
+    READ = "read"
+    WRITE = "write"
+
+
+class TokenError(ValueError):
+    """A token request that cannot be honoured; the message says what would be right."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenInfo:
+    name: str
+    scope: Scope
+    created_at: str
+    expires_at: int | None
+    revoked_at: str | None
+
+    def status(self, now: float) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= now:
+            return "expired"
+        return "active"
+
+
+_COLUMNS = "name, scope, created_at, expires_at, revoked_at"
+
+
+def _info(row: tuple[str, str, str, int | None, str | None]) -> TokenInfo:
+    return TokenInfo(row[0], Scope(row[1]), row[2], row[3], row[4])
+
+
+def create(db: Database, name: str, scope: Scope, expires_days: int | None, now: float) -> str:
+    """Store a new token under `name` and return it: the only time it is ever shown."""
+    if not NAME.fullmatch(name):
+        raise TokenError(
+            f"token name {name!r} is not valid: use 1 to 64 letters, digits, '.', '_', '@' or '-', "
+            "starting with a letter or digit (the name is the principal in every audit row)"
+        )
+    if expires_days is not None and expires_days < 1:
+        raise TokenError(f"--expires-days {expires_days} must be a whole number of days, at least 1")
+    expires_at = None if expires_days is None else int(now) + expires_days * SECONDS_PER_DAY
+    token = tokens.new_token()
+    with db.atomic() as conn:
+        if conn.execute("SELECT 1 FROM access_tokens WHERE name = ?", (name,)).fetchone():
+            raise TokenError(
+                f"a token named {name!r} already exists (names stay taken after revocation, so the "
+                "audit trail keeps one meaning per principal); choose another name"
+            )
+        conn.execute(
+            "INSERT INTO access_tokens (name, digest, scope, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+            (name, tokens.digest(token), scope.value, utc_now(), expires_at),
+        )
+    return token
+
+
+def list_tokens(db: Database) -> list[TokenInfo]:
+    rows = db.tuples(f"SELECT {_COLUMNS} FROM access_tokens ORDER BY created_at, name").fetchall()
+    return [_info(row) for row in rows]
+
+
+def revoke(db: Database, name: str) -> None:
+    with db.atomic() as conn:
+        row = conn.execute("SELECT revoked_at FROM access_tokens WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise TokenError(f"no token named {name!r}; `colibri token list` shows the names")
+        if row[0] is None:
+            conn.execute("UPDATE access_tokens SET revoked_at = ? WHERE name = ?", (utc_now(), name))
+
+
+def authenticate(db: Database, token: str, now: float) -> TokenInfo | None:
+    """The active token `token` is, or None (unknown, revoked or expired)."""
+    if not token.startswith(tokens.PREFIX):
+        return None
+    rows = db.tuples(f"SELECT {_COLUMNS}, digest FROM access_tokens WHERE revoked_at IS NULL").fetchall()
+    found = tokens.find(token, [row[5] for row in rows])
+    if found is None:
+        return None
+    info = _info(rows[found][:5])
+    return info if info.status(now) == "active" else None

@@ -1,0 +1,83 @@
+"""Bearer-token authentication for `colibri serve --http`, through the SDK's auth support.
+
+`DatabaseTokenVerifier` is the SDK `TokenVerifier`: the SDK's middleware calls it for every
+HTTP request, answers 401 with `WWW-Authenticate: Bearer ... resource_metadata=...` when it
+says no, and publishes the RFC 9728 protected-resource metadata. `caller_of` then reads the
+proved token back inside a request handler, as the `Caller` the chain records.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import ServerRequestContext
+from pydantic import AnyHttpUrl
+from starlette.requests import Request
+
+from colibri.core.callers import LOCAL, Caller
+from colibri.core.errors import StorageError
+from colibri.domains import access
+from colibri.runtime.app import App
+
+log = logging.getLogger("colibri.http")
+
+SCOPES = {access.Scope.READ: ["read"], access.Scope.WRITE: ["read", "write"]}
+
+
+class DatabaseTokenVerifier:
+    """Checks a presented token against `access_tokens` in the server's own database."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        app = self._app
+        # Tokens live in the database, so nothing can be proved before phase 2 has opened it.
+        await app.wait_ready()
+        # Under the chain lock: the connection is the one handlers use, one user at a time.
+        async with app.chain.lock:
+            db = app.state.db
+            if db is None:
+                log.warning("refused a bearer token: the database is not open (%s)", app.state.boot_error)
+                return None
+            try:
+                info = access.authenticate(db, token, time.time())
+            except StorageError as exc:
+                log.error("could not check a bearer token: %s", exc)
+                return None
+        if info is None:
+            return None
+        return AccessToken(
+            token=token, client_id=info.name, scopes=SCOPES[info.scope], expires_at=info.expires_at
+        )
+
+
+def auth_settings(base_url: str) -> AuthSettings:
+    """Resource-server settings: the metadata names this server as its own token issuer
+    (tokens come from `colibri token create`, there is no OAuth authorization server)."""
+    return AuthSettings(
+        issuer_url=AnyHttpUrl(base_url),
+        resource_server_url=AnyHttpUrl(f"{base_url}/mcp"),
+        required_scopes=["read"],
+        # Our tokens are bound to this server by living in its database, not by an audience.
+        validate_token_resource=False,
+    )
+
+
+def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
+    """The proved caller of the request in `ctx`; `local` where no token is required."""
+    token: AccessToken | None = None
+    request = ctx.request
+    if isinstance(request, Request) and isinstance(request.scope.get("user"), AuthenticatedUser):
+        token = request.scope["user"].access_token
+    else:
+        token = get_access_token()
+    if token is None:
+        return LOCAL
+    return Caller(token.client_id, "write" if "write" in token.scopes else "read")
