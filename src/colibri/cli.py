@@ -11,7 +11,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from colibri import __version__
+from colibri import __version__, cli_log
 from colibri.runtime.config import Config, ConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--db", metavar="PATH", help="database file (default: COLIBRI_DB_PATH or data/colibri.db)"
     )
     verify.add_argument("--session", metavar="ID", help="check only this session's records and seal")
+    cli_log.add_commands(commands, verify)
 
     switchboard = commands.add_parser(
         "switchboard",
@@ -97,6 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _tools(config)
     if args.command == "call":
         return _call(args.tool, args.arguments)
+    log_exit = cli_log.run(args, config)
+    if log_exit is not None:
+        return log_exit
     from colibri.domains.trail.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)

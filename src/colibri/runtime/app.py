@@ -10,6 +10,7 @@ import anyio
 from colibri import __version__
 from colibri.chain.pipeline import Chain, Reply
 from colibri.runtime.boot import run_phase2
+from colibri.runtime.checkpoints import checkpoint_at_shutdown
 from colibri.runtime.config import Config
 from colibri.runtime.modes import is_admitted
 from colibri.runtime.state import ServerState
@@ -60,4 +61,5 @@ class App:
     def close(self) -> None:
         db, self.state.db = self.state.db, None
         if db is not None:
+            checkpoint_at_shutdown(db, self.state.notary)
             db.close()

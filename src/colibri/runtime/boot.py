@@ -13,7 +13,9 @@ from collections.abc import Sequence
 import anyio.to_thread
 
 from colibri.chain.audit_log import mark_interrupted
+from colibri.domains.log.note import NoteError
 from colibri.errors import StorageError
+from colibri.runtime.checkpoints import adopt, open_notary
 from colibri.runtime.config import Config
 from colibri.runtime.modes import opens_database, writes_allowed
 from colibri.runtime.state import ServerState
@@ -32,6 +34,7 @@ def open_runtime_database(config: Config, migrations: Sequence[Migration]) -> Da
             require_current(db, migrations)
         else:
             migrate(db, migrations)
+            adopt(db)  # before the sweep, which logs the rows it closes
             swept = mark_interrupted(db)
             if swept:
                 log.warning("marked %d call(s) left running by a previous process as interrupted", swept)
@@ -48,7 +51,13 @@ async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Mi
         return
     try:
         db = await anyio.to_thread.run_sync(open_runtime_database, config, migrations)
-    except (StorageError, sqlite3.Error, OSError) as exc:
+        if not db.readonly:
+            try:
+                state.notary = await anyio.to_thread.run_sync(open_notary, config, db)
+            except BaseException:
+                db.close()
+                raise
+    except (StorageError, sqlite3.Error, OSError, NoteError) as exc:
         state.boot_error = str(exc)
         log.error("boot failed, serving MINIMAL (server_ping, server_health only): %s", exc)
         return

@@ -22,6 +22,7 @@ from mcp.server.lowlevel import Server
 from colibri.chain.pipeline import Reply
 from colibri.pipes import stdio_streams
 from colibri.runtime.app import App
+from colibri.runtime.checkpoints import checkpoint_every
 from colibri.runtime.modes import TOOL_CLASSES, ToolClass
 from colibri.tools.spec import Tool
 
@@ -92,6 +93,7 @@ async def serve_stdio(app: App) -> None:
     server = build_server(app)
     async with stdio_streams() as (read_stream, write_stream), anyio.create_task_group() as tasks:
         tasks.start_soon(app.boot)
+        tasks.start_soon(checkpoint_every, app)
         tasks.start_soon(_stop_on_signal, app)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()

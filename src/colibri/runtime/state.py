@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from colibri.runtime.modes import Mode
 from colibri.storage import Database
+
+if TYPE_CHECKING:
+    from colibri.domains.log.notary import Notary
 
 Phase = Literal["phase1", "phase2"]
 
@@ -26,6 +29,7 @@ class ServerState:
     mode: Mode = Mode.MINIMAL
     db: Database | None = None
     boot_error: str | None = None
+    notary: Notary | None = None  # signs log checkpoints; set by phase 2 where writes are allowed
 
     def uptime_ms(self) -> int:
         return max(0, int((time.monotonic() - self.boot_start) * 1000))

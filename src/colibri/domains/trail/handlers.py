@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from colibri.domains.log.models import log_status
 from colibri.domains.trail import records
 from colibri.domains.trail.models import (
     ChainBreak,
@@ -55,10 +56,12 @@ def audit_verify_chain(ctx: ToolContext, args: VerifyArgs) -> Verification:
     )
     brk = report.first_break
     seal = report.seals[0] if report.seals else None
+    log = None if args.from_seq is not None or args.to_seq is not None else log_status(ctx.database().conn)
     return Verification(
-        valid=report.valid,
+        valid=report.valid and (log is None or log.valid),
         checked=report.checked,
         head_hash=report.head_hash,
         first_break=None if brk is None else ChainBreak(**asdict(brk)),
         seal=None if seal is None else SealStatus(**asdict(seal), valid=seal.valid),
+        log=log,
     )

@@ -6,6 +6,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, Field, StrictInt, StrictStr, model_validator
 
+from colibri.domains.log.models import LogStatus
 from colibri.domains.trail.paging import MAX_SEQ, decode_cursor
 from colibri.tools.spec import Arguments
 
@@ -164,7 +165,10 @@ class SealStatus(BaseModel):
 class Verification(BaseModel):
     """The outcome of audit_verify_chain."""
 
-    valid: bool = Field(description="True when no break was found and the seal (if checked) matches.")
+    valid: bool = Field(
+        description="True when no break was found, the seal (if checked) matches, and so does the log "
+        "(if checked)."
+    )
     checked: int = Field(
         ge=0,
         description="Records of the global chain checked (within from_seq..to_seq when given). With a "
@@ -179,4 +183,9 @@ class Verification(BaseModel):
     seal: SealStatus | None = Field(
         description="With a session_id of a sealed session (and no seq range): its stored root beside "
         "the root recomputed from its records; null otherwise."
+    )
+    log: LogStatus | None = Field(
+        default=None,
+        description="Without from_seq/to_seq: the verifiable log rechecked (stored tree against entries, "
+        "entries against records and audit rows); null when a seq range was given.",
     )

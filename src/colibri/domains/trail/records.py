@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from colibri.clock import utc_now
+from colibri.domains.log import appends as log_appends
 from colibri.domains.proofs import repository as sessions
 from colibri.domains.trail import repository
 from colibri.domains.trail.canonical import record_hash, record_id_for
@@ -32,7 +33,8 @@ def append(
     """Chain a new record after the current head, in one write transaction.
 
     `seq` and `prev_hash` are read inside BEGIN IMMEDIATE, so writers in other processes wait
-    for the lock and every record links to the one committed just before it.
+    for the lock and every record links to the one committed just before it. The record's
+    log entry is appended in the same transaction.
     """
     with _write_transaction(db) as conn:
         require_session(conn, session_id, open_only=True)
@@ -63,6 +65,7 @@ def append(
             hash=digest,
         )
         repository.append(conn, record)
+        log_appends.log_record(conn, seq, digest)
     return record
 
 

@@ -1,0 +1,23 @@
+"""The verifiable log (SPEC §11): every thought record and finished call as an entry of one
+append-only RFC 9162 tree, whose state is signed in C2SP checkpoints by a key that does not
+live in the database.
+
+    appends.py     log_record / log_action: what the trail and the audit writer call
+    entries.py     entry hashes (a record's hash; the JCS hash of a finished action)
+    tree.py        the stored tree: O(log n) appends, roots and proofs
+    rfc9162.py     roots and proofs from complete subtrees; consistency verification
+    note.py        C2SP signed notes and note keys (Ed25519)
+    checkpoint.py  C2SP tlog-checkpoint bodies
+    notary.py      making, storing and exporting checkpoints
+    keys.py        signer key files
+    scan.py        one pass checking entries, rows and the stored tree
+    verify.py      verifying a database against a checkpoint kept elsewhere
+"""
+
+# The trail and the proof store call into the log, and the log's tree reuses the proof
+# store's Merkle primitives (proofs/merkle.py). Loading the proof store first (it loads the
+# trail) lets that cycle resolve whichever of the three packages is imported first.
+import colibri.domains.proofs  # noqa: F401
+from colibri.domains.log.schema import MIGRATIONS
+
+__all__ = ["MIGRATIONS"]
