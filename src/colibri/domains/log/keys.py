@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from colibri.domains.log.note import NoteError, Signer
@@ -15,17 +16,28 @@ class KeyFileError(NoteError):
 
 
 def write_key_file(path: Path, signer: Signer) -> None:
-    """Create `path` holding the signer key, readable by its owner only; never overwrite."""
+    """Create `path` holding the signer key, readable by its owner only; never overwrite.
+
+    The key is written to a private temporary file first and then linked into place, so a
+    reader (another process booting at the same moment) never sees a half-written key.
+    """
+    path = Path(path)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".colibri-key-")
+    except OSError as exc:
+        raise KeyFileError(f"cannot create key file {path}: {exc.strerror}") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:  # mkstemp files are mode 0600
+            handle.write(signer.key() + "\n")
+        os.link(temporary, path)
     except FileExistsError:
         raise KeyFileError(
             f"{path} already exists; a key file is never overwritten, choose another --out"
         ) from None
     except OSError as exc:
         raise KeyFileError(f"cannot create key file {path}: {exc.strerror}") from exc
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(signer.key() + "\n")
+    finally:
+        os.unlink(temporary)
 
 
 def read_signer(path: Path) -> Signer:
