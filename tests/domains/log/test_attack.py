@@ -254,3 +254,35 @@ def test_a_deleted_log_entry_at_the_end_is_named(victim: Path, template: tuple[P
     code, output = _verify(victim, template)
     assert code == 1, output
     assert _first_difference(output) == last
+
+
+def test_the_parallel_fast_path_agrees_with_the_exact_pass(
+    victim: Path, template: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Worker processes over small aligned ranges: the same roots as the one-pass scan, and
+    the same verdict on a tampered row."""
+    from colibri.domains.log import fastcheck, scan
+    from colibri.storage.database import snapshot
+
+    monkeypatch.setattr(fastcheck, "MIN_PER_WORKER", 8)
+    monkeypatch.setattr(fastcheck, "CHUNK", 8)
+    db = Database.open(victim, readonly=True)
+    try:
+        with snapshot(db.conn):
+            size = tree.size(db.conn)
+            sizes = frozenset({1, 5, 8, 13, 16, size - 1})
+            fast = fastcheck.check(victim, db.conn, size, sizes)
+            exact = scan.scan(db.conn, sizes)
+        assert fast.ok and exact.first_difference is None
+        assert fast.roots == {**exact.roots, size: exact.root}
+    finally:
+        db.close()
+    conn = raw_connection(victim)
+    conn.execute("UPDATE actions SET outcome = 'error' WHERE sequence_no = 5")
+    conn.close()
+    db = Database.open(victim, readonly=True)
+    try:
+        with snapshot(db.conn):
+            assert not fastcheck.check(victim, db.conn, size, frozenset()).ok
+    finally:
+        db.close()

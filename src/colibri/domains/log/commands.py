@@ -123,7 +123,7 @@ def verify_checkpoint(db_path: Path, checkpoint_file: str, key: str, origin: str
         return _usage("verify", str(exc))
     try:
         with _database(db_path) as db:
-            report = verify_against(db.conn, note, verifier, origin)
+            report = verify_against(db.conn, db_path, note, verifier, origin)
     except NoteError as exc:
         print(f"colibri verify: the checkpoint {checkpoint_file} is rejected: {exc}", file=sys.stderr)
         print(f"result:           REJECTED — {exc}")

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from colibri.domains.log import rfc9162, store, tree
+from colibri.domains.log import fastcheck, rfc9162, store, tree
 from colibri.domains.log.checkpoint import Checkpoint, open_checkpoint
 from colibri.domains.log.notary import default_origin
 from colibri.domains.log.note import NoteError, Verifier
-from colibri.domains.log.scan import Progress, ScanResult, scan
+from colibri.domains.log.scan import ScanResult, scan
 from colibri.storage.database import snapshot
 
 
@@ -46,12 +47,12 @@ class CheckpointReport:
 
 def verify_against(
     conn: sqlite3.Connection,
+    db_path: Path,
     note: str,
     verifier: Verifier,
     origin: str | None = None,
-    progress: Progress | None = None,
 ) -> CheckpointReport:
-    """Verify the log in `conn` against the signed checkpoint `note`.
+    """Verify the log of the database at `db_path` (open as `conn`) against the checkpoint `note`.
 
     Raises NoteError when the note does not verify under the key (nothing else can be said
     then). `origin` is the expected origin (None: `colibri/<database id>`).
@@ -67,65 +68,86 @@ def verify_against(
             )
             return report
         stored = _stored_signed(conn, verifier, checkpoint.origin)
-        result = scan(conn, frozenset({checkpoint.size, *stored}), progress)
+        sizes = frozenset({checkpoint.size, *stored})
+        size = tree.size(conn)
+        fast = fastcheck.check(db_path, conn, size, sizes)
+        report.log_size = size
+        if fast.ok:
+            _check_prefix(conn, report, size, fast.roots, None, stored)
+            _check_stored_root(conn, report, size, fast.roots[size])
+            return report
+        # Something differs: the exact pass names the first entry that does.
+        result = scan(conn, sizes)
         report.log_size = result.size
-        _check_prefix(conn, report, result, stored)
+        _check_prefix(conn, report, result.size, {**result.roots, result.size: result.root}, result, stored)
         if result.first_difference is not None:
             report.fail(result.first_difference.reason, result.first_difference.index)
         if not result.tree_matches_entries:
+            where = result.first_tree_mismatch
             report.fail(
                 "the stored tree no longer matches the entries"
-                + (
-                    f" (first at entry {result.first_tree_mismatch})"
-                    if result.first_tree_mismatch is not None
-                    else ""
-                )
+                + ("" if where is None else f" (first at entry {where})")
             )
     return report
 
 
-def _check_prefix(
-    conn: sqlite3.Connection, report: CheckpointReport, result: ScanResult, stored: dict[int, bytes]
+def _check_stored_root(conn: sqlite3.Connection, report: CheckpointReport, size: int, root: bytes) -> None:
+    """The stored tree that checkpoints and proofs are made from must give the entries' root."""
+    try:
+        stored_root = tree.root(conn, size)
+    except LookupError as exc:
+        report.fail(f"the stored tree is incomplete: {exc}")
+        return
+    if stored_root != root:
+        report.fail("the stored tree no longer matches the entries (its root differs from theirs)")
+
+
+def _check_prefix(  # noqa: PLR0917 - the pieces of one verification
+    conn: sqlite3.Connection,
+    report: CheckpointReport,
+    size: int,
+    roots: dict[int, bytes],
+    result: ScanResult | None,
+    stored: dict[int, bytes],
 ) -> None:
     checkpoint = report.checkpoint
-    if result.size < checkpoint.size:
+    if size < checkpoint.size:
         report.fail(
-            f"the log has {result.size} entries, fewer than the checkpoint's {checkpoint.size}:"
-            " entries were removed",
-            result.size,
+            f"the log has {size} entries, fewer than the checkpoint's {checkpoint.size}: entries were"
+            " removed",
+            size,
         )
         return
-    if checkpoint.size and result.roots.get(checkpoint.size) != checkpoint.root:
+    if checkpoint.size and roots.get(checkpoint.size) != checkpoint.root:
         proven = max(
-            (
-                size
-                for size, root in stored.items()
-                if size <= checkpoint.size and result.roots.get(size) == root
-            ),
+            (s for s, root in stored.items() if s <= checkpoint.size and roots.get(s) == root),
             default=0,
         )
-        located = result.first_difference is not None and result.first_difference.index < checkpoint.size
+        located = (
+            result is not None
+            and result.first_difference is not None
+            and result.first_difference.index < checkpoint.size
+        )
         report.fail(
-            f"the root of the log's first {checkpoint.size} entries is not the checkpoint's:"
-            " history was rewritten"
+            f"the root of the log's first {checkpoint.size} entries is not the checkpoint's: history was "
+            "rewritten"
             + (
                 ""
                 if located
-                else f"; entries 0..{proven - 1} still match a signed checkpoint, so the first "
-                f"difference is at an index from {proven} to {checkpoint.size - 1}"
+                else f"; entries 0..{proven - 1} still match a signed checkpoint, so the first difference "
+                f"is at an index from {proven} to {checkpoint.size - 1}"
             ),
             None if located else proven,
         )
         return
     try:
-        proof = tree.consistency_proof(conn, checkpoint.size, result.size) if checkpoint.size else []
+        proof = tree.consistency_proof(conn, checkpoint.size, size) if checkpoint.size else []
     except LookupError as exc:
         report.fail(f"the stored tree cannot prove consistency: {exc}")
         return
-    if not rfc9162.verify_consistency(checkpoint.size, result.size, checkpoint.root, result.root, proof):
+    if not rfc9162.verify_consistency(checkpoint.size, size, checkpoint.root, roots[size], proof):
         report.fail(
-            f"the stored tree's consistency proof from {checkpoint.size} to {result.size} entries"
-            " does not verify"
+            f"the stored tree's consistency proof from {checkpoint.size} to {size} entries does not verify"
         )
 
 
