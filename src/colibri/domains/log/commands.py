@@ -171,6 +171,8 @@ def _verifier(key: str) -> Verifier:
 
 @contextmanager
 def _database(path: Path, *, readonly: bool = True) -> Iterator[Database]:
+    if not path.is_file():
+        raise _Unusable(f"database file {path} does not exist; pass the database with --db PATH")
     try:
         db = Database.open(path, readonly=readonly)
     except StorageError as exc:
