@@ -226,3 +226,33 @@ def test_degenerate_consistency_cases() -> None:
     assert not rfc9162.verify_consistency(1, 3, root, root, [])
     with pytest.raises(ValueError, match="old size"):
         rfc9162.consistency_proof(oracle(CT_LEAVES[:3]), 0, 3)
+
+
+def test_every_byte_of_every_proof_matters_up_to_20_leaves() -> None:
+    """Exhaustive where cheap: each byte of each proof element, of each leaf and root, changed
+    alone, makes every inclusion and consistency proof of trees up to 20 leaves fail."""
+    leaves = _leaves(20, seed=7)
+    for n in range(1, 21):
+        subtree = oracle(leaves[:n])
+        roots = [rfc9162.range_hash(subtree, 0, m) for m in range(n + 1)]
+        for i in range(n):
+            path = rfc9162.inclusion_path(subtree, i, n)
+            for j in range(len(path)):
+                for b in range(32):
+                    changed = [*path]
+                    changed[j] = path[j][:b] + bytes([path[j][b] ^ 0x01]) + path[j][b + 1 :]
+                    assert not merkle.verify_inclusion(leaves[i], i, n, changed, roots[n])
+            for b in range(32):
+                assert not merkle.verify_inclusion(
+                    leaves[i][:b] + bytes([leaves[i][b] ^ 0x01]) + leaves[i][b + 1 :], i, n, path, roots[n]
+                )
+        for m in range(1, n):
+            proof = rfc9162.consistency_proof(subtree, m, n)
+            for j in range(len(proof)):
+                for b in range(32):
+                    changed = [*proof]
+                    changed[j] = proof[j][:b] + bytes([proof[j][b] ^ 0x01]) + proof[j][b + 1 :]
+                    assert not rfc9162.verify_consistency(m, n, roots[m], roots[n], changed)
+            for b in range(32):
+                bad_old = roots[m][:b] + bytes([roots[m][b] ^ 0x01]) + roots[m][b + 1 :]
+                assert not rfc9162.verify_consistency(m, n, bad_old, roots[n], proof)
