@@ -277,12 +277,31 @@ def test_the_parallel_fast_path_agrees_with_the_exact_pass(
         assert fast.roots == {**exact.roots, size: exact.root}
     finally:
         db.close()
+    for sql in (
+        "UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT min(id) FROM log_nodes)",  # in a chunk
+        "UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT max(id) FROM log_nodes)",  # above
+        "INSERT INTO log_nodes (id, hash) VALUES (0, zeroblob(32))",  # a leaf's key: never stored
+        "UPDATE actions SET outcome = 'error' WHERE sequence_no = 5",
+    ):
+        tampered = victim.with_name("tampered.db")
+        shutil.copy(victim, tampered)
+        conn = raw_connection(tampered)
+        conn.execute(sql)
+        conn.close()
+        db = Database.open(tampered, readonly=True)
+        try:
+            with snapshot(db.conn):
+                assert not fastcheck.check(tampered, db.conn, size, frozenset()).ok, sql
+                assert not fastcheck.check(tampered, db.conn, size, frozenset(), parallel=False).ok, sql
+        finally:
+            db.close()
+
+
+def test_a_damaged_stored_tree_fails_the_checkpoint(victim: Path, template: tuple[Path, Path, str]) -> None:
     conn = raw_connection(victim)
-    conn.execute("UPDATE actions SET outcome = 'error' WHERE sequence_no = 5")
+    conn.execute("UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT min(id) FROM log_nodes)")
     conn.close()
-    db = Database.open(victim, readonly=True)
-    try:
-        with snapshot(db.conn):
-            assert not fastcheck.check(victim, db.conn, size, frozenset()).ok
-    finally:
-        db.close()
+    assert _plain_verify(victim) == 0
+    code, output = _verify(victim, template)
+    assert code == 1, output
+    assert "the stored tree no longer matches the entries (first at entry 0)" in output

@@ -1,10 +1,10 @@
-"""The fast path of `colibri verify --checkpoint`: does every entry still match its row, and
-what are the roots at the sizes asked for — on every core, in aligned ranges.
+"""The fast path of `colibri verify --checkpoint`: does every entry still match its row and
+the stored tree the entries, and what are the roots at the sizes asked for — on every core,
+in aligned ranges.
 
 It only answers yes or no (and the roots). When anything is off, the caller runs the exact
 one-pass scan (scan.py), which names the first entry that differs; a tampered file is rare
-and its report is worth the slower pass. The stored tree's nodes are not read here: the
-caller checks them where checkpoints and proofs use them (roots and a consistency proof).
+and its report is worth the slower pass.
 
 A range [lo, hi) starts at a multiple of CHUNK, so each full chunk is a complete subtree;
 the parent folds the chunk roots into the root of any size.
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from colibri.domains.log import rfc9162
 from colibri.domains.log.entries import LOCAL_PRINCIPAL, es_number, stored_action_entry
+from colibri.domains.log.nodecheck import chunk_nodes_match, upper_nodes_match
 from colibri.domains.log.tree import ACTION, RECORD
 from colibri.domains.proofs.merkle import EMPTY_ROOT, build_levels, node_hash
 from colibri.domains.trail.canonical import record_json, stored_record_hash
@@ -46,22 +47,27 @@ class RangeCheck:
     last_record: int | None = None
     records: int = 0
     action_refs: bytes = b""
+    upper_nodes: dict[int, bytes] = field(default_factory=dict)  # stored ancestors of its chunks
 
 
 @dataclass(frozen=True, slots=True)
 class FastResult:
-    """All entries match their rows and every row is logged (`ok`), with the roots asked for."""
+    """All entries match their rows, every row is logged and every stored node is the one the
+    entries make (`ok`), with the roots asked for."""
 
     ok: bool
     size: int
     roots: dict[int, bytes]
 
 
-def check(db_path: Path, conn: sqlite3.Connection, size: int, sizes: frozenset[int]) -> FastResult:
-    """Check entries 0..size-1 (the caller holds a snapshot on `conn` and knows `size`)."""
+def check(
+    db_path: Path, conn: sqlite3.Connection, size: int, sizes: frozenset[int], *, parallel: bool = True
+) -> FastResult:
+    """Check entries 0..size-1 (the caller holds a snapshot on `conn` and knows `size`);
+    `parallel=False` keeps to this process (a server answering a tool call)."""
     sizes = frozenset({*sizes, size})
     bounds = [(lo, min(lo + step, size)) for step in [_step(size)] for lo in range(0, size, step)]
-    workers = _workers(size)
+    workers = _workers(size) if parallel else 1
     if workers > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
@@ -72,6 +78,9 @@ def check(db_path: Path, conn: sqlite3.Connection, size: int, sizes: frozenset[i
     if not (all(part.ok for part in parts) and _all_logged(conn, parts)):
         return FastResult(False, size, {})
     chunk_roots = [root for part in parts for root in part.chunk_roots]
+    upper = {key: digest for part in parts for key, digest in part.upper_nodes.items()}
+    if not upper_nodes_match(chunk_roots, CHUNK, upper):
+        return FastResult(False, size, {})
     partials = {s: root for part in parts for s, root in part.partial_roots.items()}
     roots = {s: _root(chunk_roots, partials, s) for s in sizes if 0 <= s <= size}
     return FastResult(True, size, roots)
@@ -188,6 +197,9 @@ def check_range(conn: sqlite3.Connection, lo: int, hi: int, sizes: frozenset[int
     for start in range(0, len(leaves), chunk):
         part = leaves[start : start + chunk]
         levels = build_levels(part)
+        if not chunk_nodes_match(cursor, lo + start, levels, result.upper_nodes):
+            result.ok = False
+            return result
         if len(part) == chunk:
             result.chunk_roots.append(levels[-1][0])
         chunk_lo = lo + start

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from colibri.domains.log import fastcheck, tree
 from colibri.domains.log.scan import scan
 from colibri.storage.database import snapshot
 
@@ -39,9 +41,20 @@ class LogStatus(BaseModel):
         return self.tree_matches_entries and self.entries_match_rows
 
 
-def log_status(conn: sqlite3.Connection) -> LogStatus:
-    """Rebuild the log's tree from its entries and each entry from its row, in one pass."""
+def log_status(conn: sqlite3.Connection, db_path: Path) -> LogStatus:
+    """Rebuild the log's tree from its entries and each entry from its row; when anything
+    differs, a second, exact pass finds the first entry that does."""
     with snapshot(conn):
+        size = tree.size(conn)
+        fast = fastcheck.check(db_path, conn, size, frozenset(), parallel=False)
+        if fast.ok:
+            return LogStatus(
+                size=size,
+                root=fast.roots[size].hex(),
+                tree_matches_entries=True,
+                entries_match_rows=True,
+                first_difference=None,
+            )
         result = scan(conn)
     first = result.first_difference
     return LogStatus(

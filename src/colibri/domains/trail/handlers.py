@@ -56,7 +56,8 @@ def audit_verify_chain(ctx: ToolContext, args: VerifyArgs) -> Verification:
     )
     brk = report.first_break
     seal = report.seals[0] if report.seals else None
-    log = None if args.from_seq is not None or args.to_seq is not None else log_status(ctx.database().conn)
+    db = ctx.database()
+    log = None if args.from_seq is not None or args.to_seq is not None else log_status(db.conn, db.path)
     return Verification(
         valid=report.valid and (log is None or log.valid),
         checked=report.checked,
