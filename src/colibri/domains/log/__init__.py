@@ -10,8 +10,12 @@ live in the database.
     checkpoint.py  C2SP tlog-checkpoint bodies
     notary.py      making, storing and exporting checkpoints
     keys.py        signer key files
-    scan.py        one pass checking entries, rows and the stored tree
+    store.py       the database id and stored checkpoints
+    scan.py        the exact pass: entries, rows and stored tree, naming the first difference
+    fastcheck.py   the fast, parallel pass over aligned ranges (nodecheck.py: its tree part)
     verify.py      verifying a database against a checkpoint kept elsewhere
+    models.py      the log's part of audit_verify_chain's answer
+    commands.py    the `colibri key/checkpoint/log/prove/verify --checkpoint` commands
 """
 
 # The trail and the proof store call into the log, and the log's tree reuses the proof

@@ -37,21 +37,21 @@ def size(conn: sqlite3.Connection) -> int:
 def append(conn: sqlite3.Connection, kind: str, ref: int, entry: bytes) -> int:
     """Add `entry` as the next leaf and store the subtrees it completes; return its index.
 
-    The caller holds the write transaction, so the size read here is still the size when
-    the transaction commits.
+    The caller holds the write transaction, so the index taken here (one past the last,
+    read and written in one statement) is still the next one when the transaction commits.
     """
-    index = size(conn)
-    conn.execute(
-        "INSERT INTO log_entries (idx, kind, ref, entry_hash) VALUES (?, ?, ?, ?)", (index, kind, ref, entry)
+    index = int(
+        conn.execute(
+            "INSERT INTO log_entries (idx, kind, ref, entry_hash)"
+            " SELECT coalesce(max(idx) + 1, 0), ?, ?, ? FROM log_entries RETURNING idx",
+            (kind, ref, entry),
+        ).fetchone()[0]
     )
     digest, level, position = leaf_hash(entry), 0, index
-    nodes = []
     while position & 1:
         digest = node_hash(_stored_subtree(conn, level, position - 1), digest)
         level, position = level + 1, position >> 1
-        nodes.append((node_id(level, position), digest))
-    if nodes:
-        conn.executemany("INSERT INTO log_nodes (id, hash) VALUES (?, ?)", nodes)
+        conn.execute("INSERT INTO log_nodes (id, hash) VALUES (?, ?)", (node_id(level, position), digest))
     return index
 
 
