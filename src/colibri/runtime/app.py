@@ -12,6 +12,7 @@ from colibri.chain.pipeline import Chain, Reply
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
 from colibri.runtime.boot import run_phase2
+from colibri.runtime.checkpoints import checkpoint_at_shutdown
 from colibri.runtime.config import Config
 from colibri.storage import Migration
 from colibri.tools import catalog
@@ -67,4 +68,5 @@ class App:
         self.chain.close()
         db, self.state.db = self.state.db, None
         if db is not None:
+            checkpoint_at_shutdown(db, self.state.notary)
             db.close()

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from colibri import __version__
+from colibri.cli import log as log_cli
 from colibri.runtime.config import Config, ConfigError
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--db", metavar="PATH", help="database file (default: COLIBRI_DB_PATH or data/colibri.db)"
     )
     verify.add_argument("--session", metavar="ID", help="check only this session's records and seal")
+    log_cli.add_commands(commands, verify)
 
     switchboard = commands.add_parser(
         "switchboard",
@@ -97,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _tools(config)
     if args.command == "call":
         return _call(args.tool, args.arguments)
+    log_exit = log_cli.run(args, config)
+    if log_exit is not None:
+        return log_exit
     from colibri.verifier.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)
