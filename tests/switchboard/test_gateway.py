@@ -68,10 +68,17 @@ class FakeSession:
         return self.tools
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, timeout: float
+        self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Any = None
     ) -> types.CallToolResult:
         self.calls.append(name)
         return self.behave(name, arguments)
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities:
+        return types.ServerCapabilities(tools=types.ToolsCapability())
+
+    async def request(self, request: Any, result_type: Any, timeout: float) -> Any:
+        raise AssertionError("the fake offers tools only")
 
 
 CONFIG = {

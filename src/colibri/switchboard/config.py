@@ -1,4 +1,8 @@
-"""The switchboard's config file: the `mcpServers` JSON plus `fallbacks` and `health` (SPEC §7).
+"""The switchboard's config file: the `mcpServers` JSON plus `fallbacks`, `health`, `auth` (SPEC §7, §12).
+
+Entries written for other clients load too: `type`, `headers`, `disabled`, `timeout` (milliseconds)
+are understood; `autoApprove`, `alwaysAllow` and `description` concern only a client and are ignored.
+`${VAR}` / `${VAR:-default}` expand from the environment first (see `expand.py`).
 
 `load(path)` returns a frozen `SwitchboardConfig` or raises `ConfigError` naming the JSON path of the
 first problem and what was expected there. Pydantic checks the shapes; the cross-field rules (a server
@@ -7,6 +11,8 @@ needs `command` or `url`, fallback targets must name configured servers, ...) ar
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 import json
 import re
 from collections.abc import Mapping
@@ -17,7 +23,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from colibri.switchboard.errors import ConfigError
+from colibri.switchboard.errors import ConfigError, json_path
+from colibri.switchboard.expand import expand_servers
 
 STATUS_TOOL = "switchboard_status"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -66,10 +73,27 @@ class ServerSpec:
     health: HealthPolicy = HealthPolicy()
     deep: DeepCheck | None = None
     idempotent: frozenset[str] = frozenset()
+    sse: bool = False
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    disabled: bool = False
+    allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+    tool_timeouts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
-    def transport(self) -> Literal["stdio", "http"]:
-        return "http" if self.url is not None else "stdio"
+    def transport(self) -> Literal["stdio", "http", "sse"]:
+        if self.url is None:
+            return "stdio"
+        return "sse" if self.sse else "http"
+
+    def offers(self, tool: str) -> bool:
+        """Whether the tool filter lets `tool` through (globs, as in `fnmatch`)."""
+        if self.allow is not None and not any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.allow):
+            return False
+        return not any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.deny)
+
+    def timeout_for(self, tool: str) -> float:
+        return self.tool_timeouts.get(tool, self.health.call_timeout_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +113,14 @@ class SwitchboardConfig:
 
     servers: tuple[ServerSpec, ...]
     fallbacks: Mapping[str, tuple[Target, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    tokens_file: str | None = None
 
     def server(self, name: str) -> ServerSpec:
         return next(spec for spec in self.servers if spec.name == name)
+
+    @property
+    def enabled(self) -> tuple[ServerSpec, ...]:
+        return tuple(spec for spec in self.servers if not spec.disabled)
 
 
 # --- the raw file, as pydantic checks it ------------------------------------------------------------
@@ -123,21 +152,40 @@ class _ServerHealth(_Health):
     deep: _Deep | None = None
 
 
+class _Tools(_Strict):
+    allow: list[Annotated[str, Field(min_length=1)]] | None = None
+    deny: list[Annotated[str, Field(min_length=1)]] | None = None
+
+
 class _Server(_Strict):
-    type: Literal["stdio", "http", "streamable-http"] | None = None
+    type: Literal["stdio", "http", "streamable-http", "sse"] | None = None
     command: Annotated[str, Field(min_length=1)] | None = None
     args: list[str] = []
     env: dict[str, str] = {}
     cwd: str | None = None
     url: Annotated[str, Field(pattern=r"^https?://")] | None = None
+    headers: dict[str, str] = {}
+    disabled: bool = False
+    timeout: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     health: _ServerHealth = _ServerHealth()
     idempotent: list[str] = []
+    tools: _Tools | None = None
+    tool_timeouts: dict[str, Seconds] = {}
+    # Read by clients (Claude Desktop, Cline, ...), not by a gateway: accepted so their files load.
+    autoApprove: list[str] = []
+    alwaysAllow: list[str] = []
+    description: str | None = None
+
+
+class _Auth(_Strict):
+    tokens_file: Annotated[str, Field(min_length=1)]
 
 
 class _File(_Strict):
     mcpServers: Annotated[dict[str, _Server], Field(min_length=1)]
     fallbacks: dict[str, Annotated[list[str], Field(min_length=1)]] = {}
     health: _Health = _Health()
+    auth: _Auth | None = None
 
 
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -146,23 +194,25 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "server_health": tuple(_ServerHealth.model_fields),
     "health": tuple(_Health.model_fields),
     "deep": tuple(_Deep.model_fields),
+    "tools": tuple(_Tools.model_fields),
+    "auth": tuple(_Auth.model_fields),
 }
 
 
 # --- loading -----------------------------------------------------------------------------------------
 
 
-def load(path: str | Path) -> SwitchboardConfig:
+def load(path: str | Path, environ: Mapping[str, str] | None = None) -> SwitchboardConfig:
     """Read, parse and validate the config file at `path`."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError("$", f"cannot read the file ({exc}); expected a readable UTF-8 JSON file") from None
-    return parse(text)
+    return parse(text, environ)
 
 
-def parse(text: str) -> SwitchboardConfig:
-    """Validate the text of a config file."""
+def parse(text: str, environ: Mapping[str, str] | None = None) -> SwitchboardConfig:
+    """Validate the text of a config file, expanding variables from `environ` (default: os.environ)."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -171,6 +221,7 @@ def parse(text: str) -> SwitchboardConfig:
         ) from None
     if not isinstance(raw, dict):
         raise ConfigError("$", f'expected a JSON object with "mcpServers", got {_kind(raw)}')
+    raw = expand_servers(raw, environ)
     try:
         parsed = _File.model_validate(raw)
     except ValidationError as exc:
@@ -183,9 +234,16 @@ def _build(parsed: _File) -> SwitchboardConfig:
     _check_cooldowns(HealthPolicy(**globals_), "health")
     servers = tuple(_server(name, entry, globals_) for name, entry in parsed.mcpServers.items())
     known = {spec.name for spec in servers}
+    enabled = {spec.name for spec in servers if not spec.disabled}
     fallbacks = {
         capability: tuple(_target(capability, index, entry, known) for index, entry in enumerate(chain))
         for capability, chain in parsed.fallbacks.items()
+    }
+    # A disabled server is not started, so it cannot serve a fallback; a chain left empty goes.
+    fallbacks = {
+        capability: kept
+        for capability, chain in fallbacks.items()
+        if (kept := tuple(target for target in chain if target.server in enabled))
     }
     for capability in fallbacks:
         if not NAME_PATTERN.match(capability) or capability == STATUS_TOOL:
@@ -194,7 +252,11 @@ def _build(parsed: _File) -> SwitchboardConfig:
                 "expected a capability name of 1-64 letters, digits, '_' or '-' "
                 f"(no dots, not {STATUS_TOOL!r}), so it cannot clash with a namespaced tool",
             )
-    return SwitchboardConfig(servers=servers, fallbacks=MappingProxyType(fallbacks))
+    return SwitchboardConfig(
+        servers=servers,
+        fallbacks=MappingProxyType(fallbacks),
+        tokens_file=None if parsed.auth is None else parsed.auth.tokens_file,
+    )
 
 
 def _server(name: str, entry: _Server, globals_: dict[str, Any]) -> ServerSpec:
@@ -213,12 +275,29 @@ def _server(name: str, entry: _Server, globals_: dict[str, Any]) -> ServerSpec:
         raise ConfigError(_path((*where, "url")), 'expected either "command" or "url", not both')
     if entry.url is not None and (entry.args or entry.env or entry.cwd is not None):
         raise ConfigError(_path(where), '"args", "env" and "cwd" apply to stdio servers only, not to a "url"')
+    if entry.command is not None and entry.headers:
+        raise ConfigError(_path((*where, "headers")), 'headers apply to "url" servers only')
     if entry.type is not None and (entry.type == "stdio") != (entry.command is not None):
-        expected = '"stdio" with "command"' if entry.command is not None else '"http" with "url"'
+        expected = (
+            '"stdio" with "command"'
+            if entry.command is not None
+            else '"http", "streamable-http" or "sse" with "url"'
+        )
         raise ConfigError(_path((*where, "type")), f"expected {expected}, got {entry.type!r}")
     own = entry.health.model_dump(exclude_none=True, exclude={"deep"})
+    if entry.timeout is not None:
+        if "call_timeout_s" in own:
+            raise ConfigError(
+                _path((*where, "timeout")),
+                "expected either timeout (milliseconds) or health.call_timeout_s (seconds), not both",
+            )
+        own["call_timeout_s"] = entry.timeout / 1000
     policy = HealthPolicy(**{**globals_, **own})
     _check_cooldowns(policy, _path((*where, "health")) if own else "health")
+    if entry.tools is not None and (entry.tools.allow is None) == (entry.tools.deny is None):
+        raise ConfigError(
+            _path((*where, "tools")), 'expected exactly one of "allow" or "deny", each a list of globs'
+        )
     deep = entry.health.deep
     return ServerSpec(
         name=name,
@@ -232,6 +311,12 @@ def _server(name: str, entry: _Server, globals_: dict[str, Any]) -> ServerSpec:
         if deep is None
         else DeepCheck(tool=deep.tool, arguments=MappingProxyType(dict(deep.arguments))),
         idempotent=frozenset(entry.idempotent),
+        sse=entry.type == "sse",
+        headers=MappingProxyType(dict(entry.headers)),
+        disabled=entry.disabled,
+        allow=None if entry.tools is None or entry.tools.allow is None else tuple(entry.tools.allow),
+        deny=() if entry.tools is None or entry.tools.deny is None else tuple(entry.tools.deny),
+        tool_timeouts=MappingProxyType(dict(entry.tool_timeouts)),
     )
 
 
@@ -272,8 +357,12 @@ def _first_problem(exc: ValidationError) -> ConfigError:
     if kind == "missing":
         return ConfigError(_path(loc), "required key is missing")
     if kind == "extra_forbidden":
-        allowed = ", ".join(_KEYS[_section(loc[:-1])])
-        return ConfigError(_path(loc[:-1]), f"unknown key {loc[-1]!r}; expected one of: {allowed}")
+        keys = _KEYS[_section(loc[:-1])]
+        close = difflib.get_close_matches(str(loc[-1]), keys, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return ConfigError(
+            _path(loc[:-1]), f"unknown key {loc[-1]!r}; {hint}expected one of: {', '.join(keys)}"
+        )
     context = error.get("ctx") or {}
     if kind == "greater_than":
         noun = "a number of seconds" if str(loc[-1]).endswith("_s") else "a number"
@@ -307,20 +396,14 @@ def _section(loc: tuple[Any, ...]) -> str:
             return "server_health"
         case ("mcpServers", _, "health", "deep"):
             return "deep"
+        case ("mcpServers", _, "tools"):
+            return "tools"
+        case ("auth",):
+            return "auth"
     return "file"
 
 
-def _path(loc: tuple[Any, ...]) -> str:
-    """A JSON path such as `mcpServers.search-a.health.liveness_s` or `fallbacks.search[1]`."""
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif NAME_PATTERN.match(part):
-            path += f".{part}" if path else part
-        else:
-            path += f"[{json.dumps(part)}]"
-    return path or "$"
+_path = json_path
 
 
 def _show(value: Any) -> str:

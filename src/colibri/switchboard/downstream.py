@@ -9,7 +9,7 @@ closing), so the server leaves routing before the next call arrives. Real calls 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from itertools import count
@@ -17,13 +17,18 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_REQUEST
 
+from colibri.switchboard.catalog import Catalog
 from colibri.switchboard.checks import Checked, CheckKind, CheckRecord, run_check
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.errors import ConnectFailed, ConnectionLost, DownstreamError, NotSent, PeerError
 from colibri.switchboard.schedule import Timeline, plan, restart_delay
 from colibri.switchboard.states import Clock, Evidence, HealthMachine, Signal, State, Ticket, Transition
-from colibri.switchboard.transport import Connector, DownstreamSession, Hooks
+from colibri.switchboard.transport import Caller, Connector, DownstreamSession, Hooks, ResultT
+
+Notified = Callable[[str, types.ServerNotification], Awaitable[None]]
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -56,6 +61,12 @@ class Downstream:
         self.machine.subscribe(self._on_transition)
         self.session: DownstreamSession | None = None
         self.tools: dict[str, types.Tool] = {}
+        self.catalog = Catalog()
+        # The client requests whose calls are in flight here, newest last: a downstream's own
+        # request (sampling, elicitation, roots) goes to the newest, else to `default_caller()`.
+        self.callers: list[Caller] = []
+        self.default_caller: Callable[[], Caller | None] = lambda: None
+        self.notified: Notified | None = None
         self.checks: dict[CheckKind, CheckRecord] = {}
         self.counters = Counters()
         self.settled = anyio.Event()
@@ -74,16 +85,25 @@ class Downstream:
 
     # --- real calls ------------------------------------------------------------------------------
 
-    async def call(self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call(
+        self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> types.CallToolResult:
         """Send one routed call; its outcome is evidence about this server's health."""
         session = self.session
         reported = False
+        if caller is not None:
+            self.callers.append(caller)
         try:
             if session is None:
                 raise NotSent("not connected")
             self.counters.calls += 1
             try:
-                result = await session.call_tool(tool, arguments, self.spec.health.call_timeout_s)
+                result = await session.call_tool(
+                    tool,
+                    arguments,
+                    self.spec.timeout_for(tool),
+                    None if caller is None else caller.progress,
+                )
             except NotSent:
                 raise
             except PeerError as exc:
@@ -98,8 +118,29 @@ class Downstream:
             self._call_outcome(ticket, tool, None)
             return result
         finally:
+            if caller is not None:
+                self.callers.remove(caller)
             if not reported:
                 self.machine.release(ticket)
+
+    async def request(self, request: types.ClientRequest, result_type: type[ResultT]) -> ResultT:
+        """Any request but a tool call (resources, prompts, completion); not counted as health evidence."""
+        session = self.session
+        if session is None:
+            raise NotSent("not connected")
+        return await session.request(request, result_type, self.spec.health.call_timeout_s)
+
+    async def _relay(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
+        caller = self.callers[-1] if self.callers else self.default_caller()
+        if caller is None:
+            raise MCPError(INVALID_REQUEST, f"no client is connected to answer {request.method}")
+        return await caller.request(request, result_type)
+
+    async def _notified(self, notification: types.ServerNotification) -> None:
+        if isinstance(notification, types.LoggingMessageNotification) and self.callers:
+            await self.callers[-1].log(notification.params)
+        elif self.notified is not None:
+            await self.notified(self.name, notification)
 
     def _call_outcome(self, ticket: Ticket, tool: str, error: DownstreamError | None) -> None:
         log.debug("%s: call %s: %s", self.name, tool, "ok" if error is None else error.message)
@@ -122,7 +163,13 @@ class Downstream:
             ticket = self.machine.probe_ticket() if self.machine.state is State.QUARANTINE else None
             started = self._clock()
             token = next(self._tokens)
-            hooks = Hooks(closed=partial(self._lost, token), tools_changed=self._tools_changed)
+            hooks = Hooks(
+                closed=partial(self._lost, token),
+                tools_changed=self._tools_changed,
+                lists_changed=self._tools_changed,
+                notified=self._notified,
+                relay=self._relay,
+            )
             try:
                 async with self._connector(
                     self.spec, hooks, max(CONNECT_TIMEOUT_S, policy.check_timeout_s)
@@ -250,10 +297,13 @@ class Downstream:
             log.info("%s: %s", self.name, checked.record.evidence.describe())
         elif checked.tools is not None:
             self._set_tools(checked.tools)
+            if await self.catalog.refresh(session, self.spec.health.check_timeout_s):
+                self._notify()
         return checked
 
     def _set_tools(self, tools: list[types.Tool]) -> None:
-        listed = {tool.name: tool for tool in tools}
+        # A filtered tool is never listed and, since routing needs a listed tool, never callable.
+        listed = {tool.name: tool for tool in tools if self.spec.offers(tool.name)}
         if listed != self.tools:
             self.tools = listed
             self._notify()

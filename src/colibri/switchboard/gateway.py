@@ -16,15 +16,18 @@ import anyio
 import mcp_types as types
 
 from colibri.switchboard.config import SwitchboardConfig
-from colibri.switchboard.downstream import Downstream
+from colibri.switchboard.downstream import Downstream, Notified
+from colibri.switchboard.passthrough import Passthrough
 from colibri.switchboard.router import Router
 from colibri.switchboard.states import Clock
 from colibri.switchboard.status import snapshot
-from colibri.switchboard.transport import Connector, open_session
+from colibri.switchboard.transport import Caller, Connector, open_session
 
 log = logging.getLogger("colibri.switchboard")
 
 ToolsChanged = Callable[[], Awaitable[None]]
+ListsChanged = Callable[[str], Awaitable[None]]
+LISTS = ("tools", "resources", "prompts")
 
 
 class Switchboard:
@@ -34,13 +37,34 @@ class Switchboard:
         self, config: SwitchboardConfig, connector: Connector = open_session, clock: Clock = time.monotonic
     ) -> None:
         self.config = config
-        self.downstreams = {spec.name: Downstream(spec, connector, clock) for spec in config.servers}
+        self.downstreams = {spec.name: Downstream(spec, connector, clock) for spec in config.enabled}
         self.router = Router(self.downstreams, config.fallbacks, self.status)
+        self.passthrough = Passthrough(self.downstreams)
         self._changed = anyio.Event()
         self._subscribers: list[ToolsChanged] = []
-        self._published = self._signature()
+        self._list_subscribers: list[ListsChanged] = []
+        self._published = self._signatures()
+        self.notified: Notified | None = None
+        self.default_caller: Callable[[], Caller | None] = lambda: None
         for downstream in self.downstreams.values():
-            downstream.on_change(self._mark_changed)
+            self._adopt(downstream)
+
+    def _adopt(self, downstream: Downstream) -> None:
+        downstream.on_change(self._mark_changed)
+        downstream.notified = self._notified
+        downstream.default_caller = self._default_caller
+
+    def _default_caller(self) -> Caller | None:
+        # Read at the time of the request: the MCP adapter sets `default_caller` after construction.
+        return self.default_caller()
+
+    async def _notified(self, server: str, notification: types.ServerNotification) -> None:
+        if self.notified is not None:
+            await self.notified(server, notification)
+
+    def on_lists_changed(self, subscriber: ListsChanged) -> None:
+        """Await `subscriber(kind)` whenever the listed resources or prompts change (kind names which)."""
+        self._list_subscribers.append(subscriber)
 
     def on_tools_changed(self, subscriber: ToolsChanged) -> None:
         """Await `subscriber()` whenever the listed tools change."""
@@ -63,11 +87,15 @@ class Switchboard:
     def tools(self) -> list[types.Tool]:
         return self.router.tools()
 
-    async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        return await self.router.call(name, arguments)
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> types.CallToolResult:
+        return await self.router.call(name, arguments, caller)
 
     def status(self) -> dict[str, Any]:
-        return snapshot(self.downstreams.values(), self.config.fallbacks)
+        status = snapshot(self.downstreams.values(), self.config.fallbacks)
+        status["resource_clashes"] = self.passthrough.clashes()
+        return status
 
     def _mark_changed(self) -> None:
         self._changed.set()
@@ -76,19 +104,29 @@ class Switchboard:
         while True:
             await self._changed.wait()
             self._changed = anyio.Event()
-            signature = self._signature()
-            if signature == self._published:
-                continue
-            self._published = signature
-            log.info("tools changed: %d listed", len(signature))
-            for subscriber in self._subscribers:
+            signatures = self._signatures()
+            changed = [kind for kind in LISTS if signatures[kind] != self._published[kind]]
+            self._published = signatures
+            for kind in changed:
+                log.info("%s changed: %d listed", kind, len(signatures[kind]))
                 try:
-                    await subscriber()
+                    if kind == "tools":
+                        for subscriber in self._subscribers:
+                            await subscriber()
+                    for list_subscriber in self._list_subscribers:
+                        await list_subscriber(kind)
                 except Exception:
                     # News that cannot be delivered must not stop the routing it is about.
-                    log.exception("could not announce the changed tool list")
+                    log.exception("could not announce the changed %s list", kind)
 
-    def _signature(self) -> tuple[tuple[str, str], ...]:
-        return tuple(
-            (tool.name, json.dumps(tool.input_schema, sort_keys=True, default=str)) for tool in self.tools()
-        )
+    def _signatures(self) -> dict[str, tuple[str, ...]]:
+        passthrough = self.passthrough
+        return {
+            "tools": tuple(
+                f"{tool.name} {json.dumps(tool.input_schema, sort_keys=True, default=str)}"
+                for tool in self.tools()
+            ),
+            "resources": tuple(r.uri for r in passthrough.resources())
+            + tuple(t.uri_template for t in passthrough.templates()),
+            "prompts": tuple(prompt.name for prompt in passthrough.prompts()),
+        }

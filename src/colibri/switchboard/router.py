@@ -29,6 +29,7 @@ from colibri.switchboard.errors import (
     DownstreamError,
     PeerError,
 )
+from colibri.switchboard.transport import Caller
 
 STATUS = types.Tool(
     name=STATUS_TOOL,
@@ -80,7 +81,9 @@ class Router:
                 return downstream.tools[target.tool]
         return None
 
-    async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> types.CallToolResult:
         """Route one call. Raises `MCPError` only to pass a downstream's JSON-RPC error through."""
         if name == STATUS_TOOL:
             return envelopes.success(self._status())
@@ -102,7 +105,7 @@ class Router:
                 reasons.append(_reason(target, downstream.machine.why_not()))
                 continue
             try:
-                return await downstream.call(ticket, target.tool, arguments)
+                return await downstream.call(ticket, target.tool, arguments, caller)
             except PeerError as exc:
                 raise MCPError(exc.code, exc.rpc_message, exc.data) from None
             except DownstreamError as exc:
@@ -140,9 +143,11 @@ class Router:
         )
 
     def _lacks(self, target: Target) -> bool:
-        """Whether the server's last tools/list (if it ever answered one) lacks the tool."""
-        tools = self._downstreams[target.server].tools
-        return bool(tools) and target.tool not in tools
+        """Whether the tool is filtered out, or the server's last tools/list (if any) lacks it."""
+        downstream = self._downstreams[target.server]
+        if not downstream.spec.offers(target.tool):
+            return True
+        return bool(downstream.tools) and target.tool not in downstream.tools
 
     def _chain(self, name: str) -> tuple[Target, ...] | None:
         if name in self._fallbacks:

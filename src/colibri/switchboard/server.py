@@ -21,9 +21,16 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri import __version__
@@ -31,38 +38,108 @@ from colibri.pipes import stdio_streams
 from colibri.switchboard import envelopes
 from colibri.switchboard.errors import HANDLER_ERROR
 from colibri.switchboard.gateway import Switchboard
+from colibri.switchboard.transport import Caller, ResultT
 
 log = logging.getLogger("colibri.switchboard")
 
 SERVER_NAME = "colibri-switchboard"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SHUTDOWN_GRACE_S = 10.0
+CHANGED: dict[str, types.ServerNotification] = {
+    "tools": types.ToolListChangedNotification(),
+    "resources": types.ResourceListChangedNotification(),
+    "prompts": types.PromptListChangedNotification(),
+}
 
 
 class Peers:
-    """Handshake-era connections seen so far, the ones tools/list_changed is sent to (bounded)."""
+    """Handshake-era connections seen so far (bounded): list_changed, logs and resource updates go there."""
 
     LIMIT = 256
 
     def __init__(self) -> None:
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
+        self._subscribed: dict[str, set[str]] = {}
+
+    @staticmethod
+    def key(ctx: ServerRequestContext[Any, Any]) -> str:
+        headers = getattr(ctx.request, "headers", None)
+        return str(headers.get("mcp-session-id")) if headers is not None else "stdio"
 
     def remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.method == "initialize":
             return
-        headers = getattr(ctx.request, "headers", None)
-        key = str(headers.get("mcp-session-id")) if headers is not None else "stdio"
+        key = self.key(ctx)
         self._sessions[key] = ctx.session
         self._sessions.move_to_end(key)
         while len(self._sessions) > self.LIMIT:
-            self._sessions.popitem(last=False)
+            forgotten, _ = self._sessions.popitem(last=False)
+            self._forget(forgotten)
 
-    async def notify(self) -> None:
+    def latest(self) -> Caller | None:
+        """The connection that spoke last: it answers a downstream's request made outside any call."""
+        if not self._sessions:
+            return None
+        return SessionCaller(next(reversed(self._sessions.values())), None)
+
+    def subscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> bool:
+        """Record the subscription; True when it is the first for `uri` (the downstream must be asked)."""
+        holders = self._subscribed.setdefault(uri, set())
+        first = not holders
+        holders.add(self.key(ctx))
+        return first
+
+    def unsubscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> bool:
+        """Drop the subscription; True when it was the last for `uri`."""
+        holders = self._subscribed.get(uri, set())
+        holders.discard(self.key(ctx))
+        if holders:
+            return False
+        self._subscribed.pop(uri, None)
+        return True
+
+    def _forget(self, key: str) -> None:
+        for holders in self._subscribed.values():
+            holders.discard(key)
+
+    async def notify(self, notification: types.ServerNotification, only: set[str] | None = None) -> None:
         for key, session in list(self._sessions.items()):
+            if only is not None and key not in only:
+                continue
             try:
-                await session.send_tool_list_changed()
+                await session.send_notification(notification)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._sessions.pop(key, None)
+                self._forget(key)
+
+    async def downstream_notified(self, server: str, notification: types.ServerNotification) -> None:
+        if isinstance(notification, types.ResourceUpdatedNotification):
+            await self.notify(notification, self._subscribed.get(notification.params.uri, set()))
+        else:
+            await self.notify(notification)
+
+
+class SessionCaller:
+    """A client connection as the `Caller` of a downstream call: progress, logs, relayed requests."""
+
+    def __init__(self, session: ServerSession, request_id: types.RequestId | None) -> None:
+        self._session = session
+        self._request_id = request_id
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if self._request_id is not None:
+            await self._session.report_progress(progress, total, message)
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        await self._session.send_notification(
+            types.LoggingMessageNotification(params=params), self._request_id
+        )
+
+    async def request(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
+        metadata = (
+            None if self._request_id is None else ServerMessageMetadata(related_request_id=self._request_id)
+        )
+        return await self._session.send_request(request, result_type, metadata=metadata)
 
 
 def build_server(board: Switchboard) -> Server[Any]:
@@ -79,7 +156,7 @@ def build_server(board: Switchboard) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
-            return await board.call(params.name, params.arguments)
+            return await board.call(params.name, params.arguments, SessionCaller(ctx.session, ctx.request_id))
         except MCPError:
             raise
         except Exception as exc:
@@ -92,7 +169,70 @@ def build_server(board: Switchboard) -> Server[Any]:
 
     async def tools_changed() -> None:
         await bus.publish(ToolsListChanged())
-        await peers.notify()
+
+    async def lists_changed(kind: str) -> None:
+        if kind == "resources":
+            await bus.publish(ResourcesListChanged())
+        elif kind == "prompts":
+            await bus.publish(PromptsListChanged())
+        await peers.notify(CHANGED[kind])
+
+    passthrough = board.passthrough
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=passthrough.resources())
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=passthrough.templates())
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await passthrough.read(params.uri)
+
+    async def subscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        passthrough.owner(params.uri)
+        if peers.subscribe(ctx, params.uri):
+            try:
+                await passthrough.subscribe(params.uri)
+            except MCPError:
+                peers.unsubscribe(ctx, params.uri)
+                raise
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        if peers.unsubscribe(ctx, params.uri):
+            await passthrough.unsubscribe(params.uri)
+        return types.EmptyResult()
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=passthrough.prompts())
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return await passthrough.get_prompt(params.name, params.arguments)
+
+    async def complete(
+        ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return await passthrough.complete(params)
+
+    async def set_level(
+        ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        await passthrough.set_level(params.level)
+        return types.EmptyResult()
 
     server: Server[Any] = _Gateway(
         SERVER_NAME,
@@ -104,10 +244,24 @@ def build_server(board: Switchboard) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_subscriptions_listen=ListenHandler(bus),
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
     )
+    # Registered by hand: the constructor argument warns that logging is deprecated in the 2026 era,
+    # but handshake-era clients still set the level of the servers behind the switchboard.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
     # Replaces the SDK default (an OpenTelemetry span per message, a no-op without an exporter).
     server.middleware = [remember_peer]
     board.on_tools_changed(tools_changed)
+    board.on_lists_changed(lists_changed)
+    board.notified = peers.downstream_notified
+    board.default_caller = peers.latest
     return server
 
 
@@ -125,7 +279,8 @@ class _Gateway(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options
+            or NotificationOptions(tools_changed=True, resources_changed=True, prompts_changed=True),
             experimental_capabilities,
             extensions,
         )

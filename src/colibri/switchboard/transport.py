@@ -11,22 +11,24 @@ from __future__ import annotations
 import importlib
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Iterator
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client, StdioServerParameters
-from mcp.client.session import IncomingMessage
+from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -68,12 +70,39 @@ class _Attempt:
 _ATTEMPT: ContextVar[_Attempt | None] = ContextVar("colibri_switchboard_attempt", default=None)
 
 
+ResultT = TypeVar("ResultT", bound=types.Result)
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class Relay(Protocol):
+    """Where a downstream's own requests (sampling, elicitation, roots) are answered: a client."""
+
+    async def __call__(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT: ...
+
+
+class Caller(Protocol):
+    """The client request a downstream call serves: its progress, logs and the downstream's requests."""
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None: ...
+
+    async def request(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT: ...
+
+
+async def _no_news(notification: types.ServerNotification) -> None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Hooks:
-    """What the connection tells its owner: it closed, or the server's tool list changed."""
+    """What the connection tells its owner: it closed, a list changed, a notification or a request came."""
 
     closed: Callable[[str], None]
     tools_changed: Callable[[], None]
+    lists_changed: Callable[[], None] = lambda: None
+    notified: Callable[[types.ServerNotification], Awaitable[None]] = _no_news
+    relay: Relay | None = None
 
 
 class DownstreamSession(Protocol):
@@ -95,8 +124,15 @@ class DownstreamSession(Protocol):
     async def list_tools(self, timeout: float) -> list[types.Tool]: ...
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, timeout: float
+        self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None = None
     ) -> types.CallToolResult: ...
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities: ...
+
+    async def request(
+        self, request: types.ClientRequest, result_type: type[ResultT], timeout: float
+    ) -> ResultT: ...
 
 
 Connector = Callable[[ServerSpec, Hooks, float], AbstractAsyncContextManager[DownstreamSession]]
@@ -115,9 +151,46 @@ async def open_session(spec: ServerSpec, hooks: Hooks, connect_timeout: float) -
     async def on_message(message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             hooks.tools_changed()
+        elif isinstance(message, types.ResourceListChangedNotification | types.PromptListChangedNotification):
+            hooks.lists_changed()
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            await hooks.notified(message)
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        await hooks.notified(types.LoggingMessageNotification(params=params))
+
+    async def relayed(request: types.ServerRequest, result_type: type[ResultT]) -> ResultT | types.ErrorData:
+        if hooks.relay is None:
+            return types.ErrorData(code=INVALID_REQUEST, message="no client is connected to answer it")
+        try:
+            return await hooks.relay(request, result_type)
+        except MCPError as exc:
+            return exc.error
+
+    async def sampling(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        return await relayed(types.CreateMessageRequest(params=params), types.CreateMessageResult)
+
+    async def elicitation(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        return await relayed(types.ElicitRequest(params=params), types.ElicitResult)
+
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        return await relayed(types.ListRootsRequest(), types.ListRootsResult)
 
     transport = _WatchedTransport(spec, on_eof)
-    client = Client(transport, mode="auto", cache=None, message_handler=on_message)
+    client = Client(
+        transport,
+        mode="auto",
+        cache=None,
+        message_handler=on_message,
+        logging_callback=on_log,
+        sampling_callback=sampling,
+        elicitation_callback=elicitation,
+        list_roots_callback=roots,
+    )
     connected = False
     with anyio.CancelScope(deadline=anyio.current_time() + connect_timeout) as scope:
         try:
@@ -179,11 +252,31 @@ class SdkSession:
                     break
         return tools
 
+    @property
+    def capabilities(self) -> types.ServerCapabilities:
+        return self._client.server_capabilities
+
+    async def request(
+        self, request: types.ClientRequest, result_type: type[ResultT], timeout: float
+    ) -> ResultT:
+        """Any other request (resources, prompts, completion, logging), answered as `result_type`."""
+        with self._converted(timeout), warnings.catch_warnings():
+            # logging/setLevel is deprecated in the 2026 era; handshake-era servers still take it.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return await self._client.session.send_request(request, result_type)
+
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, timeout: float
+        self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None = None
     ) -> types.CallToolResult:
-        with self._converted(timeout):
-            result = await self._client.session.call_tool(name, arguments)
+        with self._converted(timeout) as deadline:
+
+            async def progressed(progress: float, total: float | None, message: str | None) -> None:
+                # Slow is not down: news of progress pushes the deadline out by another timeout.
+                deadline.deadline = anyio.current_time() + timeout
+                if on_progress is not None:
+                    await on_progress(progress, total, message)
+
+            result = await self._client.session.call_tool(name, arguments, progress_callback=progressed)
         if not isinstance(result, types.CallToolResult):
             raise MalformedResult(f"expected a tools/call result, got {type(result).__name__}")
         if result.meta and SERVER_INFO_META in result.meta:
@@ -193,7 +286,7 @@ class SdkSession:
         return result
 
     @contextmanager
-    def _converted(self, timeout: float) -> Iterator[None]:
+    def _converted(self, timeout: float) -> Iterator[anyio.CancelScope]:
         """Run one request under `timeout`, turning SDK and transport errors into ours."""
         if self._closed.is_set():
             raise NotSent("the connection is closed")
@@ -201,8 +294,8 @@ class SdkSession:
         attempt = _Attempt()
         current = _ATTEMPT.set(attempt)
         try:
-            with anyio.fail_after(timeout):
-                yield
+            with anyio.fail_after(timeout) as scope:
+                yield scope
         except TimeoutError:
             raise CallTimedOut(f"no answer within {timeout:g} s") from None
         except MCPError as exc:
@@ -232,8 +325,11 @@ class _WatchedTransport:
 
     def __init__(self, spec: ServerSpec, on_eof: Callable[[str], None]) -> None:
         self._on_eof = on_eof
-        if spec.url is not None:
-            self._inner: AbstractAsyncContextManager[Any] = _http_streams(spec.url)
+        if spec.url is not None and spec.sse:
+            self._inner: AbstractAsyncContextManager[Any] = sse_client(spec.url, headers=dict(spec.headers))
+            self._eof_reason = "the connection closed"
+        elif spec.url is not None:
+            self._inner = _http_streams(spec.url, dict(spec.headers))
             self._eof_reason = "the connection closed"
         else:
             assert spec.command is not None
@@ -254,11 +350,11 @@ class _WatchedTransport:
 
 
 @asynccontextmanager
-async def _http_streams(url: str) -> AsyncIterator[tuple[Any, Any]]:
+async def _http_streams(url: str, headers: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's Streamable HTTP transport over a client that notices requests that never left."""
     transport = _UnsentWatch(httpx2.AsyncHTTPTransport())
     async with (
-        httpx2.AsyncClient(timeout=HTTP_TIMEOUT, transport=transport) as client,
+        httpx2.AsyncClient(timeout=HTTP_TIMEOUT, transport=transport, headers=headers) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams
