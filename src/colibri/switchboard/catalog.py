@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import mcp_types as types
+from mcp_types import METHOD_NOT_FOUND
 
-from colibri.switchboard.errors import DownstreamError
+from colibri.switchboard.errors import DownstreamError, PeerError
 from colibri.switchboard.transport import DownstreamSession
 
 log = logging.getLogger("colibri.switchboard")
@@ -39,18 +41,15 @@ class Catalog:
         self.subscribable = bool(capabilities.resources and capabilities.resources.subscribe)
         self.completions = capabilities.completions is not None
         self.logging = capabilities.logging is not None
-        try:
-            if capabilities.resources is not None:
-                self.resources = await _pages(session, "resources/list", timeout)  # type: ignore[assignment]
-                self.templates = await _pages(session, "resources/templates/list", timeout)  # type: ignore[assignment]
-            else:
-                self.resources, self.templates = [], []
-            if capabilities.prompts is not None:
-                self.prompts = await _pages(session, "prompts/list", timeout)  # type: ignore[assignment]
-            else:
-                self.prompts = []
-        except DownstreamError as exc:
-            log.info("%s: could not list resources and prompts: %s", session.server_name, exc.message)
+        offers_resources = capabilities.resources is not None
+        # Each list on its own: a server with resources may still not implement templates/list.
+        self.resources = await _listed(session, "resources/list", timeout, self.resources, offers_resources)
+        self.templates = await _listed(
+            session, "resources/templates/list", timeout, self.templates, offers_resources
+        )
+        self.prompts = await _listed(
+            session, "prompts/list", timeout, self.prompts, capabilities.prompts is not None
+        )
         return (self.resources, self.templates, self.prompts) != before
 
     def has_resource(self, uri: str) -> bool:
@@ -65,6 +64,23 @@ def template_matches(template: str, uri: str) -> bool:
     parts = EXPRESSION.split(template)
     pattern = ".*".join(re.escape(part) for part in parts)
     return re.fullmatch(pattern, uri, flags=re.DOTALL) is not None
+
+
+async def _listed(
+    session: DownstreamSession, method: str, timeout: float, known: list[Any], offered: bool
+) -> list[Any]:
+    """The list `method` answers now; [] when not offered; the one `known` when it fails."""
+    if not offered:
+        return []
+    try:
+        return await _pages(session, method, timeout)
+    except PeerError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            return []
+        log.info("%s: %s failed: %s", session.server_name, method, exc.message)
+    except DownstreamError as exc:
+        log.info("%s: %s failed: %s", session.server_name, method, exc.message)
+    return known
 
 
 async def _pages(session: DownstreamSession, method: str, timeout: float) -> list[object]:
