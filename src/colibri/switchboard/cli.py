@@ -6,6 +6,7 @@ Configuration is read here and nowhere else: the file, `--http`, and `COLIBRI_LO
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 
@@ -14,12 +15,21 @@ import anyio
 from colibri.switchboard.config import SwitchboardConfig, load
 from colibri.switchboard.downstream import CONNECT_TIMEOUT_S
 from colibri.switchboard.errors import ConfigError
+from colibri.switchboard.serving import Serving
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_HOST = "127.0.0.1"
 
 
-def run(action: str, config_path: str, http: str | None) -> int:
+def run(
+    action: str,
+    config_path: str,
+    http: str | None,
+    *,
+    no_auth: bool = False,
+    metrics: str | None = None,
+    watch: bool = False,
+) -> int:
     """Entry point called by `colibri.cli`; returns the exit code."""
     from colibri.runtime.config import LogLevel
 
@@ -27,12 +37,18 @@ def run(action: str, config_path: str, http: str | None) -> int:
         config = load(config_path)
     except ConfigError as exc:
         return _usage(f"{config_path}: {exc}")
-    address = None
-    if http is not None:
-        try:
+    address = metrics_address = None
+    try:
+        if http is not None:
             address = parse_address(http)
-        except ValueError as exc:
-            return _usage(str(exc))
+        if metrics is not None:
+            metrics_address = parse_address(metrics, "--metrics")
+    except ValueError as exc:
+        return _usage(str(exc))
+    if address is not None:
+        refusal = _auth_refusal(address[0], config, no_auth)
+        if refusal is not None:
+            return _usage(refusal)
     raw_level = os.environ.get("COLIBRI_LOG_LEVEL") or "info"
     try:
         level = LogLevel(raw_level.strip().lower())
@@ -45,30 +61,77 @@ def run(action: str, config_path: str, http: str | None) -> int:
     logs.configure(level)
     if action == "status":
         return anyio.run(_status, config)
-    anyio.run(_serve, config, address)
+    options = Serving(
+        config_path=config_path,
+        http=address,
+        metrics=metrics_address,
+        tokens=None if no_auth or config.tokens_file is None else config.tokens_file,
+        watch=watch,
+    )
+    anyio.run(_serve, config, options)
     return EXIT_OK
 
 
-def parse_address(text: str) -> tuple[str, int]:
+def create_token(name: str, path: str) -> int:
+    """`colibri token create NAME --file PATH`: prints the new token once."""
+    from colibri.switchboard.auth import TokensFile
+
+    try:
+        token = TokensFile(path).create(name)
+    except ConfigError as exc:
+        print(f"colibri token: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"colibri token: cannot write {path}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(token, flush=True)
+    print(f"token {name!r} added to {path}; it is shown only now", file=sys.stderr)
+    return EXIT_OK
+
+
+def parse_address(text: str, flag: str = "--http") -> tuple[str, int]:
     """`HOST:PORT`, `[IPv6]:PORT` or `PORT` (loopback) → (host, port)."""
     host, colon, port_text = text.rpartition(":")
     host = host.strip("[]") if colon else DEFAULT_HOST
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise ValueError(
-            f"--http {text!r}: expected HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8765"
+            f"{flag} {text!r}: expected HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8765"
         )
     return host or DEFAULT_HOST, int(port_text)
 
 
-async def _serve(config: SwitchboardConfig, address: tuple[str, int] | None) -> None:
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _auth_refusal(host: str, config: SwitchboardConfig, no_auth: bool) -> str | None:
+    """Why serving HTTP on `host` this way is refused, or None. Tokens are required off loopback."""
+    if is_loopback(host):
+        return None
+    if no_auth:
+        return f"--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not {host}"
+    if config.tokens_file is None:
+        return (
+            f'--http {host} is not a loopback address: set "auth": {{"tokens_file": PATH}} in the config '
+            "and create tokens with `colibri token create NAME --file PATH`"
+        )
+    return None
+
+
+async def _serve(config: SwitchboardConfig, options: Serving) -> None:
     from colibri.switchboard import server
     from colibri.switchboard.gateway import Switchboard
 
     board = Switchboard(config)
-    if address is None:
-        await server.serve_stdio(board)
+    if options.http is None:
+        await server.serve_stdio(board, options)
     else:
-        await server.serve_http(board, *address)
+        await server.serve_http(board, options)
 
 
 async def _status(config: SwitchboardConfig) -> int:

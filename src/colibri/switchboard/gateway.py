@@ -17,6 +17,7 @@ import mcp_types as types
 
 from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.downstream import Downstream, Notified
+from colibri.switchboard.metrics import Metrics, readiness
 from colibri.switchboard.passthrough import Passthrough
 from colibri.switchboard.router import Router
 from colibri.switchboard.states import Clock
@@ -37,8 +38,13 @@ class Switchboard:
         self, config: SwitchboardConfig, connector: Connector = open_session, clock: Clock = time.monotonic
     ) -> None:
         self.config = config
+        self._connector = connector
+        self._clock = clock
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._scopes: dict[str, anyio.CancelScope] = {}
         self.downstreams = {spec.name: Downstream(spec, connector, clock) for spec in config.enabled}
-        self.router = Router(self.downstreams, config.fallbacks, self.status)
+        self.metrics = Metrics()
+        self.router = Router(self.downstreams, config.fallbacks, self.status, self.metrics.call)
         self.passthrough = Passthrough(self.downstreams)
         self._changed = anyio.Event()
         self._subscribers: list[ToolsChanged] = []
@@ -50,6 +56,9 @@ class Switchboard:
             self._adopt(downstream)
 
     def _adopt(self, downstream: Downstream) -> None:
+        name = downstream.name
+        self.metrics.show_state(name, downstream.machine.state)
+        downstream.machine.subscribe(lambda transition: self.metrics.transition(name, transition))
         downstream.on_change(self._mark_changed)
         downstream.notified = self._notified
         downstream.default_caller = self._default_caller
@@ -73,10 +82,58 @@ class Switchboard:
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Supervise every downstream until cancelled."""
         async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
             for downstream in self.downstreams.values():
-                tasks.start_soon(downstream.run, name=f"downstream {downstream.name}")
+                self._start(downstream)
             tasks.start_soon(self._publish_changes)
             task_status.started()
+
+    def _start(self, downstream: Downstream) -> None:
+        scope = anyio.CancelScope()
+        self._scopes[downstream.name] = scope
+
+        async def supervise() -> None:
+            with scope:
+                await downstream.run()
+
+        assert self._tasks is not None
+        self._tasks.start_soon(supervise, name=f"downstream {downstream.name}")
+
+    async def apply(self, config: SwitchboardConfig) -> None:
+        """Move to `config` changing only what differs (SPEC §12, hot reload).
+
+        An unchanged server keeps its connection, process and state; a removed one stops; an added
+        one starts in STARTING; a changed one (any difference in its entry) is stopped and started.
+        """
+        old = {spec.name: spec for spec in self.config.enabled}
+        new = {spec.name: spec for spec in config.enabled}
+        kept = {name for name in old.keys() & new.keys() if old[name] == new[name]}
+        for name in old.keys() - kept:
+            self._scopes.pop(name).cancel()
+            self.metrics.forget(name)
+        ordered: dict[str, Downstream] = {}
+        for spec in config.enabled:
+            if spec.name in kept:
+                ordered[spec.name] = self.downstreams[spec.name]
+                continue
+            downstream = Downstream(spec, self._connector, self._clock)
+            self._adopt(downstream)
+            ordered[spec.name] = downstream
+        # The router and the passthrough hold this very mapping: change it in place.
+        self.downstreams.clear()
+        self.downstreams.update(ordered)
+        self.config = config
+        self.router.fallbacks = config.fallbacks
+        for name, downstream in ordered.items():
+            if name not in kept:
+                self._start(downstream)
+        log.info(
+            "config applied: %d unchanged, %d started or restarted, %d stopped",
+            len(kept),
+            len(new.keys() - kept),
+            len(old.keys() - new.keys()),
+        )
+        self._mark_changed()
 
     async def settled(self, timeout: float) -> None:
         """Wait (at most `timeout`) until every downstream has had its first verdict."""
@@ -91,6 +148,13 @@ class Switchboard:
         self, name: str, arguments: dict[str, Any] | None, caller: Caller | None = None
     ) -> types.CallToolResult:
         return await self.router.call(name, arguments, caller)
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]:
+        """For /readyz: every enabled server has had its first verdict and at least one is routable."""
+        return readiness(
+            {name: d.settled.is_set() for name, d in self.downstreams.items()},
+            {name: d.machine.routable for name, d in self.downstreams.items()},
+        )
 
     def status(self) -> dict[str, Any]:
         status = snapshot(self.downstreams.values(), self.config.fallbacks)

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -32,12 +33,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
 
 from colibri import __version__
 from colibri.pipes import stdio_streams
-from colibri.switchboard import envelopes
+from colibri.switchboard import envelopes, metrics, reload
+from colibri.switchboard.auth import TokensFile
 from colibri.switchboard.errors import HANDLER_ERROR
 from colibri.switchboard.gateway import Switchboard
+from colibri.switchboard.serving import Serving
 from colibri.switchboard.transport import Caller, ResultT
 
 log = logging.getLogger("colibri.switchboard")
@@ -286,8 +291,9 @@ class _Gateway(Server[Any]):
         )
 
 
-async def serve_stdio(board: Switchboard) -> None:
+async def serve_stdio(board: Switchboard, serving: Serving | None = None) -> None:
     """Serve on stdin/stdout until stdin closes or a signal arrives."""
+    serving = serving or Serving(config_path="")
     server = build_server(board)
     options = server.create_initialization_options()
     board_scope = anyio.CancelScope()
@@ -301,24 +307,49 @@ async def serve_stdio(board: Switchboard) -> None:
     async with anyio.create_task_group() as tasks:
         await tasks.start(run_board)
         tasks.start_soon(_exit_on_signal, board_scope, board_done)
+        if serving.config_path:
+            tasks.start_soon(reload.watch, board, serving.config_path, serving.watch)
+        if serving.metrics is not None:
+            host, port = serving.metrics
+            probes = _web_server(Starlette(routes=metrics.routes(board)), host, port)
+            tasks.start_soon(probes.serve)
+            log.info("probes and metrics at http://%s:%d/metrics", host, port)
         async with stdio_streams() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, options)
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()
 
 
-async def serve_http(board: Switchboard, host: str, port: int) -> None:
-    """Serve Streamable HTTP at http://HOST:PORT/mcp until SIGINT or SIGTERM."""
+async def serve_http(board: Switchboard, options: Serving) -> None:
+    """Serve Streamable HTTP at http://HOST:PORT/mcp (and the probes) until SIGINT or SIGTERM."""
+    assert options.http is not None
+    host, port = options.http
     server = build_server(board)
-    app = server.streamable_http_app(host=host, transport_security=_security(host))
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=_security(host),
+        custom_starlette_routes=metrics.routes(board),
+        **_auth(options, host, port),
+    )
     web = _web_server(app, host, port)
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
         tasks.start_soon(_stop_web_on_signal, web)
+        if options.config_path:
+            tasks.start_soon(reload.watch, board, options.config_path, options.watch)
         log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
         await web.serve()
         log.info("HTTP server stopped; stopping the downstreams")
         tasks.cancel_scope.cancel()
+
+
+def _auth(options: Serving, host: str, port: int) -> dict[str, Any]:
+    """The SDK's bearer-token middleware over the tokens file; nothing when serving without tokens."""
+    if options.tokens is None:
+        return {}
+    shown = f"[{host}]" if ":" in host else host
+    settings = AuthSettings(issuer_url=AnyHttpUrl(f"http://{shown}:{port}"), resource_server_url=None)
+    return {"auth": settings, "token_verifier": TokensFile(options.tokens)}
 
 
 def _web_server(app: Any, host: str, port: int) -> Any:
