@@ -100,11 +100,14 @@ async def switchboard(
     mode: str = "legacy",
     message_handler: MessageHandlerFnT | None = None,
     env: dict[str, str] | None = None,
+    extra_args: list[str] | None = None,
     **options: Any,
 ) -> AsyncIterator[Client]:
     """An SDK client connected to a real `colibri switchboard` subprocess over stdio."""
     params = StdioServerParameters(
-        command=sys.executable, args=switchboard_command(config)[1:], env={**switchboard_env(), **(env or {})}
+        command=sys.executable,
+        args=switchboard_command(config, *(extra_args or []))[1:],
+        env={**switchboard_env(), **(env or {})},
     )
     async with Client(
         params, mode=mode, message_handler=message_handler, read_timeout_seconds=30, **options
