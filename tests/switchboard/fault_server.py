@@ -10,6 +10,7 @@ Environment:
                  the switchboard no longer routes to
   FAULT_COUNT    a file that gets one line per `work` call received (it survives restarts)
   FAULT_DELAY_S  the delay of the "slow" mode (default 0.5)
+  FAULT_ERA      "modern" refuses the initialize handshake: the server speaks only the 2026 era
 
 Besides its tools it offers one resource, `fault://NAME/status`, and one prompt, `greet`, so that
 what health does to resources and prompts can be seen.
@@ -165,6 +166,8 @@ async def work(arguments: dict[str, Any]) -> types.CallToolResult:
 
 async def count_and_hang(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     """Counts every `work` call as it arrives, before any fault can swallow it."""
+    if ctx.method == "initialize" and os.environ.get("FAULT_ERA") == "modern":
+        raise MCPError(types.INVALID_REQUEST, "this server speaks only the 2026-07-28 era")
     FAULTS.refresh()
     headers = getattr(ctx.request, "headers", None)
     if headers is not None:
