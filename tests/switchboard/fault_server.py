@@ -11,6 +11,7 @@ Environment:
   FAULT_COUNT    a file that gets one line per `work` call received (it survives restarts)
   FAULT_DELAY_S  the delay of the "slow" mode (default 0.5)
   FAULT_ERA      "modern" refuses the initialize handshake: the server speaks only the 2026 era
+  FAULT_URI      the URI of its one resource (default fault://NAME/status)
 
 Besides its tools it offers one resource, `fault://NAME/status`, and one prompt, `greet`, so that
 what health does to resources and prompts can be seen.
@@ -179,7 +180,7 @@ async def count_and_hang(ctx: ServerRequestContext[Any, Any], call_next: CallNex
     return await call_next(ctx)
 
 
-STATUS_URI = f"fault://{NAME}/status"
+STATUS_URI = os.environ.get("FAULT_URI", f"fault://{NAME}/status")
 
 
 async def list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:

@@ -69,13 +69,23 @@ async def test_resources_prompts_completion_progress_logs_and_sampling_pass_thro
             role="assistant", content=types.TextContent(text="sampled by the test client"), model="test-model"
         )
 
+    elicited: list[types.ElicitRequestParams] = []
+
+    async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        elicited.append(params)
+        return types.ElicitResult(action="accept", content={"name": "Ada Lovelace", "check": True})
+
     progress: list[float] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append(done)
 
     async with switchboard(
-        config, message_handler=inbox.message, logging_callback=inbox.log, sampling_callback=sample
+        config,
+        message_handler=inbox.message,
+        logging_callback=inbox.log,
+        sampling_callback=sample,
+        elicitation_callback=elicit,
     ) as client:
         await wait_for_state(client, "everything", "HEALTHY", timeout=30)
         capabilities = client.server_capabilities
@@ -107,6 +117,7 @@ async def test_resources_prompts_completion_progress_logs_and_sampling_pass_thro
         sampling = await client.call_tool(
             "everything.trigger-sampling-request", {"prompt": "hello", "maxTokens": 5}
         )
+        elicitation = await client.call_tool("everything.trigger-elicitation-request", {})
         await client.unsubscribe_resource(ARCHITECTURE)
 
     assert capabilities.resources is not None and capabilities.resources.subscribe
@@ -123,6 +134,8 @@ async def test_resources_prompts_completion_progress_logs_and_sampling_pass_thro
     assert not long_run.is_error and progress == [1, 2, 3, 4]
     assert sampled and "hello" in str(sampled[0].messages[0].content)
     assert "sampled by the test client" in str(sampling.content[0])
+    assert elicited and "Please provide inputs" in elicited[0].message
+    assert "Ada Lovelace" in str(elicitation.content)
 
 
 async def test_a_quarantined_servers_resources_and_prompts_disappear_and_return_with_list_changed(
@@ -185,3 +198,27 @@ def changes(inbox: Inbox) -> tuple[int, int]:
     kinds = [type(n) for n in inbox.notifications]
     resources = kinds.count(types.ResourceListChangedNotification)
     return resources, kinds.count(types.PromptListChangedNotification)
+
+
+async def test_a_uri_two_servers_offer_goes_to_the_first_in_config_order_and_the_clash_is_reported(
+    tmp_path: Path,
+) -> None:
+    downstreams = Downstreams(tmp_path)
+    shared = {"FAULT_URI": "shared://status"}
+    second = downstreams.fault("second")
+    first = downstreams.fault("first")
+    second["env"].update(shared)
+    first["env"].update(shared)
+    config = write_config(tmp_path, {"first": first, "second": second}, health={"liveness_s": 0.2})
+    async with switchboard(config) as client:
+        await wait_for_state(client, "first", "HEALTHY")
+        await wait_for_state(client, "second", "HEALTHY")
+        listed = await client.list_resources()
+        read = await client.read_resource("shared://status")
+        status = (await client.call_tool("switchboard_status", {})).structured_content
+    assert [resource.uri for resource in listed.resources] == ["shared://status"]
+    assert '"name": "first"' in str(read.contents[0])
+    assert status is not None
+    assert status["data"]["resource_clashes"] == [
+        {"uri": "shared://status", "served_by": "first", "shadowed": ["second"]}
+    ]
