@@ -27,3 +27,14 @@ def everything_entry() -> dict[str, Any]:
             pytest.fail(message)
         pytest.skip(message)
     return {"command": node, "args": [str(EVERYTHING), "stdio"]}
+
+
+TS_CLIENT = NPM_FOLDER / "ts_client.mjs"
+
+
+def node() -> str:
+    """The node binary (the TypeScript SDK client runs on it); skips, or fails in CI, without it."""
+    everything_entry()
+    found = shutil.which("node")
+    assert found is not None
+    return found

@@ -303,15 +303,20 @@ class SdkSession:
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None = None
     ) -> types.CallToolResult:
+        forwards = _Forwards()
         with self._converted(timeout) as deadline:
 
             async def progressed(progress: float, total: float | None, message: str | None) -> None:
                 # Slow is not down: news of progress pushes the deadline out by another timeout.
                 deadline.deadline = anyio.current_time() + timeout
                 if on_progress is not None:
-                    await on_progress(progress, total, message)
+                    with forwards:
+                        await on_progress(progress, total, message)
 
             result = await self._client.session.call_tool(name, arguments, progress_callback=progressed)
+        # The SDK hands each progress notification to a task of its own, so the last one can still
+        # be on its way when the result is here: let it reach the client first, as it was sent.
+        await forwards.settled()
         if not isinstance(result, types.CallToolResult):
             raise MalformedResult(f"expected a tools/call result, got {type(result).__name__}")
         if result.meta and SERVER_INFO_META in result.meta:
@@ -353,6 +358,31 @@ class SdkSession:
         finally:
             _ATTEMPT.reset(current)
             WRITE_FAILED.reset(unwritten)
+
+
+class _Forwards:
+    """Progress notifications being passed on to the client."""
+
+    SETTLE_S = 1.0
+
+    def __init__(self) -> None:
+        self._open = 0
+        self._idle = anyio.Event()
+
+    def __enter__(self) -> None:
+        self._open += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self._open -= 1
+        if self._open == 0:
+            self._idle.set()
+            self._idle = anyio.Event()
+
+    async def settled(self) -> None:
+        await anyio.lowlevel.checkpoint()  # forwards already scheduled start before this returns
+        with anyio.move_on_after(self.SETTLE_S):
+            while self._open:
+                await self._idle.wait()
 
 
 class _WatchedTransport:
