@@ -7,6 +7,8 @@ messages and a sampling request relayed from the downstream to the client and ba
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,15 @@ from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.shared.exceptions import MCPError
 
 from tests.switchboard.everything import everything_entry
-from tests.switchboard.helpers import Downstreams, switchboard, wait_for_state, write_config
+from tests.switchboard.helpers import (
+    Downstreams,
+    free_port,
+    stop,
+    switchboard,
+    wait_for_port,
+    wait_for_state,
+    write_config,
+)
 
 pytestmark = [
     pytest.mark.anyio,
@@ -222,3 +232,29 @@ async def test_a_uri_two_servers_offer_goes_to_the_first_in_config_order_and_the
     assert status["data"]["resource_clashes"] == [
         {"uri": "shared://status", "served_by": "first", "shadowed": ["second"]}
     ]
+
+
+async def test_an_sse_downstream_is_reached_with_type_sse(tmp_path: Path) -> None:
+    entry = everything_entry()
+    port = free_port()
+    server = subprocess.Popen(
+        [entry["command"], entry["args"][0], "sse"],
+        env={**os.environ, "PORT": str(port)},
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, server)
+        config = write_config(
+            tmp_path,
+            {"legacy": {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}},
+            health={"readiness_s": 60},
+        )
+        async with switchboard(config) as client:
+            status = await wait_for_state(client, "legacy", "HEALTHY", timeout=30)
+            echoed = await client.call_tool("legacy.echo", {"message": "over sse"})
+            prompts = await client.list_prompts()
+    finally:
+        stop(server)
+    assert status["transport"] == "sse"
+    assert "over sse" in str(echoed.content[0])
+    assert "legacy.simple-prompt" in {prompt.name for prompt in prompts.prompts}
