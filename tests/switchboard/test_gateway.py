@@ -12,9 +12,9 @@ import mcp_types as types
 import pytest
 
 from colibri.switchboard.config import ServerSpec, parse
+from colibri.switchboard.contracts import Hooks
 from colibri.switchboard.errors import CallTimedOut, ConnectionLost, DownstreamError, NotSent
 from colibri.switchboard.gateway import Switchboard
-from colibri.switchboard.transport import Hooks
 
 pytestmark = pytest.mark.anyio
 

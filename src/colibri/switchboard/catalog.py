@@ -15,8 +15,8 @@ from typing import Any
 import mcp_types as types
 from mcp_types import METHOD_NOT_FOUND
 
+from colibri.switchboard.contracts import DownstreamSession
 from colibri.switchboard.errors import DownstreamError, PeerError
-from colibri.switchboard.transport import DownstreamSession
 
 log = logging.getLogger("colibri.switchboard")
 

@@ -23,10 +23,10 @@ from mcp_types import INVALID_REQUEST
 from colibri.switchboard.catalog import Catalog
 from colibri.switchboard.checks import Checked, CheckKind, CheckRecord, run_check
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.contracts import Caller, Connector, DownstreamSession, Hooks, ResultT
 from colibri.switchboard.errors import ConnectFailed, ConnectionLost, DownstreamError, NotSent, PeerError
 from colibri.switchboard.schedule import Timeline, plan, restart_delay
 from colibri.switchboard.states import Clock, Evidence, HealthMachine, Signal, State, Ticket, Transition
-from colibri.switchboard.transport import Caller, Connector, DownstreamSession, Hooks, ResultT
 
 Notified = Callable[[str, types.ServerNotification], Awaitable[None]]
 

@@ -16,13 +16,14 @@ import anyio
 import mcp_types as types
 
 from colibri.switchboard.config import SwitchboardConfig
+from colibri.switchboard.contracts import Caller, Connector
 from colibri.switchboard.downstream import Downstream, Notified
 from colibri.switchboard.metrics import Metrics, readiness
 from colibri.switchboard.passthrough import Passthrough
 from colibri.switchboard.router import Router
 from colibri.switchboard.states import Clock
 from colibri.switchboard.status import snapshot
-from colibri.switchboard.transport import Caller, Connector, open_session
+from colibri.switchboard.transport import open_session
 
 log = logging.getLogger("colibri.switchboard")
 

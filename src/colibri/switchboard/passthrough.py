@@ -16,9 +16,9 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
+from colibri.switchboard.contracts import ResultT
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.errors import DownstreamError, PeerError
-from colibri.switchboard.transport import ResultT
 
 RESOURCE_NOT_FOUND = -32002
 

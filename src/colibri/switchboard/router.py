@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from colibri.switchboard import envelopes
 from colibri.switchboard.config import STATUS_TOOL, Target
+from colibri.switchboard.contracts import Caller
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.errors import (
     SERVICE_UNAVAILABLE,
@@ -30,7 +31,6 @@ from colibri.switchboard.errors import (
     DownstreamError,
     PeerError,
 )
-from colibri.switchboard.transport import Caller
 
 Record = Callable[[str, str, str, float], None]
 
