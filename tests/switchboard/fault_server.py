@@ -13,8 +13,9 @@ Environment:
   FAULT_ERA      "modern" refuses the initialize handshake: the server speaks only the 2026 era
   FAULT_URI      the URI of its one resource (default fault://NAME/status)
 
-Besides its tools it offers one resource, `fault://NAME/status`, and one prompt, `greet`, so that
-what health does to resources and prompts can be seen.
+Besides its tools it offers one resource, `fault://NAME/status` (subscribable: the `touch` tool
+sends its update to a subscriber), and one prompt, `greet`, so that what health does to resources
+and prompts can be seen.
 
 Modes of `work`:
   answer     structured {"echo", "server", "call"} and the same JSON as text
@@ -59,6 +60,7 @@ TOOLS = [
         output_schema=WORK_OUTPUT,
     ),
     types.Tool(name="info", description="pid, calls received, mode.", input_schema={"type": "object"}),
+    types.Tool(name="touch", description="Update the status resource.", input_schema={"type": "object"}),
     types.Tool(
         name="set_mode",
         description="Switch the fault mode.",
@@ -137,6 +139,11 @@ async def call_tool(
                 "authorization": LAST_AUTHORIZATION[0],
             }
         )
+    if params.name == "touch":
+        touched = STATUS_URI in SUBSCRIBED
+        if touched:
+            await ctx.session.send_resource_updated(STATUS_URI)
+        return answer({"touched": touched})
     if params.name == "set_mode":
         FAULTS.set(str(arguments["mode"]), arguments.get("delay_s"))
         return answer({"mode": FAULTS.mode})
@@ -196,6 +203,23 @@ async def read_resource(
     return types.ReadResourceResult(contents=[types.TextResourceContents(uri=STATUS_URI, text=text)])
 
 
+SUBSCRIBED: set[str] = set()
+
+
+async def subscribe(
+    ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+) -> types.EmptyResult:
+    SUBSCRIBED.add(params.uri)
+    return types.EmptyResult()
+
+
+async def unsubscribe(
+    ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+) -> types.EmptyResult:
+    SUBSCRIBED.discard(params.uri)
+    return types.EmptyResult()
+
+
 async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
     argument = types.PromptArgument(name="who", required=True)
     return types.ListPromptsResult(prompts=[types.Prompt(name="greet", arguments=[argument])])
@@ -217,6 +241,8 @@ def build() -> Server[Any]:
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )

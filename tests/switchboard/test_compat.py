@@ -154,7 +154,7 @@ async def test_a_filtered_tool_is_neither_listed_nor_callable(tmp_path: Path) ->
     config = write_config(
         tmp_path,
         {
-            "denied": downstreams.fault("denied", tools={"deny": ["work", "set_*"]}),
+            "denied": downstreams.fault("denied", tools={"deny": ["work", "set_*", "touch"]}),
             "allowed": downstreams.fault("allowed", tools={"allow": ["w*"]}, tool_timeouts={"work": 0.3}),
         },
         health={"liveness_s": 0.2, "readiness_s": 0.5},

@@ -258,3 +258,33 @@ async def test_an_sse_downstream_is_reached_with_type_sse(tmp_path: Path) -> Non
     assert status["transport"] == "sse"
     assert "over sse" in str(echoed.content[0])
     assert "legacy.simple-prompt" in {prompt.name for prompt in prompts.prompts}
+
+
+async def test_subscriptions_survive_a_downstream_restart(tmp_path: Path) -> None:
+    downstreams = Downstreams(tmp_path)
+    health = {"liveness_s": 0.2, "readiness_s": 0.5, "restart_backoff_s": 0.2, "failures_to_quarantine": 5}
+    config = write_config(tmp_path, {"r": downstreams.fault("r")}, health=health)
+    inbox = Inbox()
+    async with switchboard(config, message_handler=inbox.message) as client:
+        await wait_for_state(client, "r", "HEALTHY")
+        await client.subscribe_resource("fault://r/status")
+        first = await client.call_tool("r.touch", {})
+        await inbox.wait_for(lambda: updates(inbox) == 1)
+        pid = (await client.call_tool("r.info", {})).structured_content["pid"]  # type: ignore[index]
+
+        downstreams.set_mode("r", "crash")
+        await client.call_tool("r.work", {})
+        downstreams.set_mode("r", "answer")
+        restarted = await wait_for_state(client, "r", "HEALTHY", "PROBATION")
+        with anyio.fail_after(10):
+            while (await client.call_tool("r.info", {})).structured_content["pid"] == pid:  # type: ignore[index]
+                await anyio.sleep(0.05)
+        again = await client.call_tool("r.touch", {})
+        await inbox.wait_for(lambda: updates(inbox) == 2)
+    assert first.structured_content == {"touched": True}
+    assert restarted["restarts"] >= 1
+    assert again.structured_content == {"touched": True}, "the new process was subscribed again"
+
+
+def updates(inbox: Inbox) -> int:
+    return sum(isinstance(n, types.ResourceUpdatedNotification) for n in inbox.notifications)

@@ -59,7 +59,7 @@ async def test_a_session_converts_every_kind_of_failure(tmp_path: Path) -> None:
         assert session.server_name == "f"
         assert session.protocol_version == "2025-11-25", "the handshake era first: cheaper, relays requests"
         await session.ping(2)
-        assert [tool.name for tool in await session.list_tools(2)] == ["work", "info", "set_mode"]
+        assert [tool.name for tool in await session.list_tools(2)] == ["work", "info", "touch", "set_mode"]
         result = await session.call_tool("work", {"value": 1}, 2)
         assert result.structured_content == {"echo": {"value": 1}, "server": "f", "call": 1}
         assert result.meta is None, "the downstream's serverInfo stamp is not passed on"

@@ -67,6 +67,8 @@ class Downstream:
         self.callers: list[Caller] = []
         self.default_caller: Callable[[], Caller | None] = lambda: None
         self.notified: Notified | None = None
+        # Resource URIs clients subscribed to through this server: a new connection subscribes again.
+        self.subscriptions: set[str] = set()
         self.checks: dict[CheckKind, CheckRecord] = {}
         self.counters = Counters()
         self.settled = anyio.Event()
@@ -207,10 +209,21 @@ class Downstream:
             async with anyio.create_task_group() as tasks:
                 self._watch_scope = tasks.cancel_scope
                 tasks.start_soon(self._check_forever, session)
+                if self.subscriptions:
+                    tasks.start_soon(self._resubscribe, session)
                 await session.wait_closed()
                 tasks.cancel_scope.cancel()
         finally:
             self._watch_scope = None
+
+    async def _resubscribe(self, session: DownstreamSession) -> None:
+        """A restarted server has forgotten its subscriptions; the clients still hold theirs."""
+        for uri in sorted(self.subscriptions):
+            request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+            try:
+                await session.request(request, types.EmptyResult, self.spec.health.check_timeout_s)
+            except DownstreamError as exc:
+                log.warning("%s: could not subscribe to %s again: %s", self.name, uri, exc.message)
 
     def _lost(self, token: int, reason: str) -> None:
         if token != self._live_token:

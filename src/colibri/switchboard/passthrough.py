@@ -99,9 +99,11 @@ class Passthrough:
         downstream = self.owner(uri)
         request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
         await _ask(downstream, request, types.EmptyResult)
+        downstream.subscriptions.add(uri)
 
     async def unsubscribe(self, uri: str) -> None:
         downstream = self.owner(uri)
+        downstream.subscriptions.discard(uri)
         request = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
         await _ask(downstream, request, types.EmptyResult)
 
