@@ -10,7 +10,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+# The switchboard's interop tests run the reference server-everything (npm, pinned by the lock file).
+NPM_SWITCHBOARD := tests/switchboard/npm
+NPM_SWITCHBOARD_STAMP := $(NPM_SWITCHBOARD)/node_modules/.installed
+
+.PHONY: run test lint bench clean npm-switchboard
 
 $(BIN)/python:
 	@echo "creating $(VENV)" >&2
@@ -35,7 +39,18 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
-test: lint
+$(NPM_SWITCHBOARD_STAMP): $(NPM_SWITCHBOARD)/package.json $(NPM_SWITCHBOARD)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(NPM_SWITCHBOARD) && npm ci --no-audit --no-fund && touch node_modules/.installed; \
+	elif [ "$$CI" = "true" ]; then \
+		echo "npm is required in CI to install $(NPM_SWITCHBOARD)" >&2; exit 1; \
+	else \
+		echo "npm not found: the switchboard's server-everything tests will be skipped" >&2; \
+	fi
+
+npm-switchboard: $(NPM_SWITCHBOARD_STAMP)
+
+test: lint npm-switchboard
 	$(BIN)/pytest
 
 bench: $(STAMP)
