@@ -94,6 +94,29 @@ def build_parser() -> argparse.ArgumentParser:
     switchboard.add_argument(
         "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
     )
+    switchboard.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="serve --http without bearer tokens (loopback addresses only)",
+    )
+    switchboard.add_argument(
+        "--metrics", metavar="HOST:PORT", help="with stdio serving: /healthz, /readyz and /metrics over HTTP"
+    )
+    switchboard.add_argument(
+        "--watch",
+        action="store_true",
+        help="reload the config whenever the file changes (SIGHUP always does)",
+    )
+
+    token = commands.add_parser(
+        "token",
+        help="create a bearer token for the switchboard's HTTP face",
+        description="Create a random bearer token, append its SHA-256 and NAME to the tokens file and "
+        "print the token once (it is stored nowhere else).",
+    )
+    token.add_argument("action", choices=["create"], help="create a token")
+    token.add_argument("name", metavar="NAME", help="who the token is for, e.g. ci or alice")
+    token.add_argument("--file", required=True, metavar="PATH", help='the tokens file ("auth.tokens_file")')
     return parser
 
 
@@ -102,7 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "switchboard":
         from colibri.switchboard.cli import run as run_switchboard
 
-        return run_switchboard(args.action, args.config, args.http)
+        return run_switchboard(
+            args.action, args.config, args.http, no_auth=args.no_auth, metrics=args.metrics, watch=args.watch
+        )
+    if args.command == "token":
+        from colibri.switchboard.cli import create_token
+
+        return create_token(args.name, args.file)
     try:
         config = Config.from_env()
     except ConfigError as exc:
