@@ -37,13 +37,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_http_arguments(serve)
     token = commands.add_parser(
         "token",
-        help="create, list or revoke the bearer tokens of colibri serve --http",
-        description="Manage the bearer tokens stored (as SHA-256 only) in COLIBRI_DB_PATH.",
+        help="create, list or revoke bearer tokens (colibri serve --http, or a switchboard's tokens file)",
+        description="Manage the bearer tokens of colibri serve --http, stored (as SHA-256 only) in "
+        "COLIBRI_DB_PATH; with `create --file PATH`, add one to a switchboard's tokens file instead.",
     )
     token_actions = token.add_subparsers(dest="token_action", metavar="ACTION", required=True)
     create = token_actions.add_parser("create", help="make a token and print it once")
     create.add_argument("name", metavar="NAME", help="the principal recorded in every audit row")
-    create.add_argument("--scope", choices=["read", "write"], required=True)
+    create.add_argument("--scope", choices=["read", "write"], help="required for a database token")
+    create.add_argument(
+        "--file",
+        metavar="PATH",
+        help='a switchboard\'s tokens file ("auth.tokens_file") instead of the database',
+    )
     create.add_argument("--expires-days", type=int, metavar="N", help="expire after N days (default never)")
     token_actions.add_parser("list", help="names, scopes, status and expiry (never the tokens)")
     revoke = token_actions.add_parser("revoke", help="refuse this token from now on")
@@ -108,15 +114,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="reload the config whenever the file changes (SIGHUP always does)",
     )
 
-    token = commands.add_parser(
-        "token",
-        help="create a bearer token for the switchboard's HTTP face",
-        description="Create a random bearer token, append its SHA-256 and NAME to the tokens file and "
-        "print the token once (it is stored nowhere else).",
-    )
-    token.add_argument("action", choices=["create"], help="create a token")
-    token.add_argument("name", metavar="NAME", help="who the token is for, e.g. ci or alice")
-    token.add_argument("--file", required=True, metavar="PATH", help='the tokens file ("auth.tokens_file")')
     return parser
 
 
@@ -128,10 +125,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_switchboard(
             args.action, args.config, args.http, no_auth=args.no_auth, metrics=args.metrics, watch=args.watch
         )
-    if args.command == "token":
-        from colibri.switchboard.cli import create_token
+    if args.command == "token" and args.token_action == "create":
+        problem = _token_create_problem(args)
+        if problem:
+            print(f"colibri token create: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+        if args.file is not None:
+            from colibri.switchboard.cli import create_token
 
-        return create_token(args.name, args.file)
+            return create_token(args.name, args.file)
     try:
         config = Config.from_env()
     except ConfigError as exc:
@@ -156,6 +158,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from colibri.verifier.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)
+
+
+def _token_create_problem(args: argparse.Namespace) -> str | None:
+    if args.file is not None and (args.scope is not None or args.expires_days is not None):
+        return "--file writes a switchboard tokens file, which has no --scope or --expires-days; drop them"
+    if args.file is None and args.scope is None:
+        return "--scope read|write is required (or --file PATH for a switchboard's tokens file)"
+    return None
 
 
 def _serve(config: Config) -> int:
