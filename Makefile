@@ -35,11 +35,28 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
-test: lint
+# The interop tests drive Colibri with the MCP clients people use (TypeScript SDK, MCP Inspector):
+# pinned npm packages, installed again only when the lock file changes. Under CI a missing npm or a
+# failed install stops the run; elsewhere the interop tests are skipped with the reason.
+INTEROP := tests/interop
+INTEROP_STAMP := $(INTEROP)/node_modules/.installed
+
+$(INTEROP_STAMP): $(INTEROP)/package.json $(INTEROP)/package-lock.json
+	@if ! command -v npm >/dev/null 2>&1; then \
+		if [ "$$CI" = true ]; then echo "npm not found: CI needs Node.js 20+ and npm for $(INTEROP)" >&2; exit 1; fi; \
+		echo "npm not found: the interop tests ($(INTEROP)) will be skipped" >&2; \
+	else \
+		echo "installing the pinned npm packages of $(INTEROP) (npm ci)" >&2; \
+		if (cd $(INTEROP) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2); then touch $@; \
+		elif [ "$$CI" = true ]; then echo "npm ci failed in $(INTEROP)" >&2; exit 1; \
+		else echo "npm ci failed: the interop tests will be skipped" >&2; fi; \
+	fi
+
+test: lint $(INTEROP_STAMP)
 	$(BIN)/pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(INTEROP)/node_modules
