@@ -95,7 +95,9 @@ class Tool:
         if self.name not in TOOL_CLASSES:
             raise ValueError(f"tool {self.name!r} is not in the admission table (runtime/modes.py)")
         if not self.writes and (self.destructive or self.idempotent):
-            raise ValueError(f"tool {self.name!r} only reads: it cannot be destructive, and it is idempotent")
+            raise ValueError(
+                f"tool {self.name!r} only reads: destructive and idempotent describe writing tools"
+            )
 
     @property
     def writes(self) -> bool:
