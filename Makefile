@@ -1,9 +1,8 @@
 # Two commands: `make run` sets up and serves; `make test` sets up and proves it works.
 # The recipes that `make run` depends on are silent on stdout (setup output goes to stderr),
 # so `make run` can itself be the command an MCP client launches: stdout is the JSON-RPC wire.
-# No "Entering directory" lines on stdout for `make -C DIR run` (make >= 4.4 honours this setting for
-# the top level too; make 4.3 prints that line before reading any makefile: use `make -s -C DIR run`).
-MAKEFLAGS += --no-print-directory
+# From another directory use `make -s -C DIR run`: for -C, make prints "Entering directory" on stdout
+# before it reads this file, so only the command line (-s or --no-print-directory) can silence it.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -50,11 +49,28 @@ $(NPM_SWITCHBOARD_STAMP): $(NPM_SWITCHBOARD)/package.json $(NPM_SWITCHBOARD)/pac
 
 npm-switchboard: $(NPM_SWITCHBOARD_STAMP)
 
-test: lint npm-switchboard
+# The interop tests drive Colibri with the MCP clients people use (TypeScript SDK, MCP Inspector):
+# pinned npm packages, installed again only when the lock file changes. Under CI a missing npm or a
+# failed install stops the run; elsewhere the interop tests are skipped with the reason.
+INTEROP := tests/interop
+INTEROP_STAMP := $(INTEROP)/node_modules/.installed
+
+$(INTEROP_STAMP): $(INTEROP)/package.json $(INTEROP)/package-lock.json
+	@if ! command -v npm >/dev/null 2>&1; then \
+		if [ "$$CI" = true ]; then echo "npm not found: CI needs Node.js 20+ and npm for $(INTEROP)" >&2; exit 1; fi; \
+		echo "npm not found: the interop tests ($(INTEROP)) will be skipped" >&2; \
+	else \
+		echo "installing the pinned npm packages of $(INTEROP) (npm ci)" >&2; \
+		if (cd $(INTEROP) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2); then touch $@; \
+		elif [ "$$CI" = true ]; then echo "npm ci failed in $(INTEROP)" >&2; exit 1; \
+		else echo "npm ci failed: the interop tests will be skipped" >&2; fi; \
+	fi
+
+test: lint npm-switchboard $(INTEROP_STAMP)
 	$(BIN)/pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(INTEROP)/node_modules
