@@ -243,3 +243,17 @@ def test_pattern_a_output_schema_is_the_plain_success_envelope() -> None:
     schema: dict[str, Any] = _tool("thought_record", ErrorPattern.A).output_schema
     assert set(schema["properties"]["data"]["properties"]) == {"title"}
     assert schema["required"] == ["ok", "data"]
+
+
+async def test_a_result_holding_a_lone_surrogate_is_escaped_sent_and_audited(fresh_db: Database) -> None:
+    """A file name that is not UTF-8 reaches Python as a lone surrogate; it must not break the reply."""
+
+    def odd(ctx: ToolContext, args: Note) -> Saved:
+        return Saved(title="bad\udcff")
+
+    state = ServerState(version="t", declared_mode=Mode.FULL, phase="phase2", mode=Mode.FULL, db=fresh_db)
+    tool = Tool(name="task_get", description="t", input_model=Note, output_model=Saved, handler=odd)
+    reply = await Chain({"task_get": tool}, state).run("task_get", {"title": "a"})
+    assert reply.envelope == {"ok": True, "data": {"title": "bad\\xff"}}
+    assert reply.text.encode() == b'{"data":{"title":"bad\\\\xff"},"ok":true}'
+    assert _outcomes(fresh_db) == [("task_get", "ok")]
