@@ -119,7 +119,7 @@ def test_ping_and_health_answer_at_once_while_another_process_holds_the_database
     assert pings[0]["n"] == sum(1 for _, tool, _ in latencies if tool), "the inline calls' rows were written"
 
 
-RECORDS = 150_000
+RECORDS = 100_000
 
 
 def _build_trail(db: Path, records: int) -> None:
