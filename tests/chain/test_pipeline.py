@@ -150,7 +150,9 @@ async def test_denied_rows_are_written_where_writes_are_allowed(fresh_db: Databa
     from colibri.chain.audit_log import AuditLog
 
     state = ServerState(version="t", declared_mode=Mode.TEST, phase="phase2", mode=Mode.TEST, db=fresh_db)
-    AuditLog(state).denied("c0ffee", "task_create")
+    audit = AuditLog(state)
+    audit.denied("c0ffee", "task_create")
+    audit.flush_later()  # decided outside the lock, written under it
     rows = list(fresh_db.execute("SELECT tool, outcome, duration_ms FROM actions"))
     assert [tuple(row) for row in rows] == [("task_create", "denied", 0)]
 

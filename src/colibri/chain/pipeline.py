@@ -52,7 +52,7 @@ class Chain:
         except ChainError as exc:
             result = envelope.chain_error(exc)
             text = envelope.to_json(result)
-        if call.inline and self._wake is not None and self._audit.pending():
+        if self._wake is not None and self._audit.pending():
             self._wake.set()
         return Reply(result, text)
 

@@ -8,16 +8,12 @@ the rest of the chain in a worker thread (chain/worker.py).
 
 from __future__ import annotations
 
-import logging
-import sqlite3
 import uuid
 
 from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
 from colibri.chain.worker import drive, in_worker
 from colibri.runtime.modes import TOOL_CLASSES, ToolClass, admitted_tools, is_admitted
-
-log = logging.getLogger("colibri.chain")
 
 
 class ToolLock:
@@ -58,7 +54,4 @@ class ToolLock:
         return f"{name} cannot run: {why}; admitted now: {admitted}"
 
     def _record_denied(self, call: Call) -> None:
-        try:
-            self._audit.denied(str(uuid.uuid4()), call.tool_name)
-        except sqlite3.Error as exc:
-            log.error("audit sink failed recording a denied call to %s: %s", call.tool_name, exc)
+        self._audit.denied(str(uuid.uuid4()), call.tool_name)
