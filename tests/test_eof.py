@@ -105,9 +105,13 @@ def test_colibri_switchboard_answers_everything_before_eof_100_of_100(tmp_path: 
     assert not failures, f"{len(failures)} of {RUNS} runs lost answers; first: {failures[0]}"
 
 
+@pytest.mark.parametrize("stdin", ["pipe", "file"])
 @pytest.mark.parametrize("program", ["serve", "switchboard"])
-def test_the_installed_command_answers_everything_before_eof(tmp_path: Path, program: str) -> None:
-    """`colibri serve < requests.jsonl` and the same through the switchboard, with a Colibri downstream."""
+def test_the_installed_command_answers_everything_before_eof(
+    tmp_path: Path, program: str, stdin: str
+) -> None:
+    """`colibri serve < requests.jsonl` and the same through the switchboard, with a Colibri downstream;
+    stdin a pipe (served on the event loop) or a regular file (served by the SDK's stdio reader)."""
     env = clean_env(tmp_path)
     if program == "serve":
         command, ping = [COLIBRI, "serve"], "server_ping"
@@ -115,9 +119,18 @@ def test_the_installed_command_answers_everything_before_eof(tmp_path: Path, pro
         server = {"command": COLIBRI, "args": ["serve"], "env": {"COLIBRI_DB_PATH": env["COLIBRI_DB_PATH"]}}
         command = [COLIBRI, "switchboard", "--config", _switchboard_config(tmp_path / "config", server)]
         ping = "colibri.server_ping"
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(_requests(ping))
     for _ in range(3):
-        done = subprocess.run(
-            command, input=_requests(ping).encode(), capture_output=True, env=env, timeout=60, check=False
-        )
+        with requests.open("rb") as file:
+            done = subprocess.run(
+                command,
+                input=file.read() if stdin == "pipe" else None,
+                stdin=file if stdin == "file" else None,
+                capture_output=True,
+                env=env,
+                timeout=60,
+                check=False,
+            )
         problem = _problem(done.returncode, done.stdout.decode(), done.stderr.decode(), ping)
         assert problem is None, problem

@@ -73,22 +73,21 @@ class Server:
         self.tools = {tool["name"]: tool for tool in wire.request("tools/list")["result"]["tools"]}
 
     def exchange(self, line: bytes, expect: object = None) -> list[dict[str, Any]]:
-        """Send `line` and a marker ping; the answers read until the marker's and `expect`'s are in.
-
-        Tool calls run in a worker thread while `ping` is answered at once, so answers may
-        arrive in either order; each must come within 5 s.
-        """
+        """Send `line`; the answers read until `expect`'s is in, or (without `expect`) until a
+        marker ping sent after it is answered, so a message that should get no answer is seen
+        to get none. Tool calls run in a worker thread while `ping` is answered at once, so
+        answers may arrive in either order; each must come within 5 s."""
         assert self.wire.proc.poll() is None, "the server died"
         self.wire.send_line(line)
-        marker = self.wire.next_id()
-        self.wire.send({"jsonrpc": "2.0", "id": marker, "method": "ping"})
-        seen = self.wire.replies_until(marker, timeout=ANSWER_WITHIN_S)
-        answers = [message for message in seen[:-1] if "method" not in message]
-        if expect is not None and not any(message.get("id") == expect for message in answers):
-            answers += [m for m in self.wire.replies_until(expect, ANSWER_WITHIN_S) if "method" not in m]
-        for message in seen + answers:
+        if expect is None:
+            expect = self.wire.next_id()
+            self.wire.send({"jsonrpc": "2.0", "id": expect, "method": "ping"})
+            seen = self.wire.replies_until(expect, timeout=ANSWER_WITHIN_S)[:-1]
+        else:
+            seen = self.wire.replies_until(expect, timeout=ANSWER_WITHIN_S)
+        for message in seen:
             self.check_no_leak(message)
-        return answers
+        return [message for message in seen if "method" not in message]
 
     def check_no_leak(self, message: dict[str, Any]) -> None:
         error = message.get("error")

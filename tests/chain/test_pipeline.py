@@ -157,7 +157,9 @@ async def test_denied_rows_are_written_where_writes_are_allowed(fresh_db: Databa
     from colibri.storage.audit_log import AuditLog
 
     state = ServerState(version="t", declared_mode=Mode.TEST, phase="phase2", mode=Mode.TEST, db=fresh_db)
-    AuditLog(state).denied("c0ffee", "note_b", "local")
+    audit = AuditLog(state)
+    audit.denied("c0ffee", "note_b", "local")
+    audit.flush_later()  # decided outside the lock, written under it
     rows = list(fresh_db.execute("SELECT tool, outcome, duration_ms FROM actions"))
     assert [tuple(row) for row in rows] == [("note_b", "denied", 0)]
 
@@ -271,3 +273,25 @@ def test_pattern_a_output_schema_is_the_success_or_the_chain_error() -> None:
     assert success["required"] == ["ok", "data"]
     assert failure["required"] == ["ok", "error"]
     assert failure["properties"]["error"]["required"] == ["code", "message", "details"]
+
+
+async def test_a_result_holding_a_lone_surrogate_is_escaped_sent_and_audited(fresh_db: Database) -> None:
+    """A file name that is not UTF-8 reaches Python as a lone surrogate; it must not break the reply."""
+
+    def odd(ctx: ToolContext, args: Note) -> Saved:
+        return Saved(title="bad\udcff")
+
+    state = ServerState(version="t", declared_mode=Mode.FULL, phase="phase2", mode=Mode.FULL, db=fresh_db)
+    tool = Tool(
+        name="note_read",
+        title="Test",
+        description="t",
+        input_model=Note,
+        output_model=Saved,
+        handler=odd,
+        tool_class=ToolClass.READ,
+    )
+    reply = await Chain({"note_read": tool}, state).run("note_read", {"title": "a"})
+    assert reply.envelope == {"ok": True, "data": {"title": "bad\\xff"}}
+    assert reply.text.encode() == b'{"data":{"title":"bad\\\\xff"},"ok":true}'
+    assert _outcomes(fresh_db) == [("note_read", "ok")]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.helpers import call, clean_env, connect, ok_data, query
@@ -58,3 +60,15 @@ async def test_both_protocol_eras(tmp_path: Path, mode: str) -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
     assert data["phase"] == "phase2"
     assert {"server_ping", "server_health"} <= names
+
+
+async def test_an_inline_call_is_audited_soon_while_the_server_runs(tmp_path: Path) -> None:
+    """server_ping answers without the database; its row follows, written by the server's flusher."""
+    async with connect(clean_env(tmp_path)) as client:
+        ok_data(await call(client, "server_ping"))
+        deadline = time.monotonic() + 5
+        while not _rows(tmp_path / "colibri.db"):
+            assert time.monotonic() < deadline, "the ping's audit row was not written while serving"
+            await anyio.sleep(0.05)
+        [row] = _rows(tmp_path / "colibri.db")
+        assert (row["tool"], row["outcome"], row["arguments"]) == ("server_ping", "ok", "{}")

@@ -121,3 +121,13 @@ def test_startup_wait_s_is_a_config_key() -> None:
         "startup_wait_s",
         "expected a number of seconds >= 0, got -1",
     )
+
+
+async def test_a_call_sent_before_the_first_verdict_waits_for_it(tmp_path: Path) -> None:
+    """Like the first tools/list, a call to a server still STARTING is routed once its verdict is in."""
+    downstreams = Downstreams(tmp_path)
+    config = write_config(tmp_path, {"c": downstreams.colibri()}, health=QUIET)
+    async with switchboard(config) as client:
+        first = await client.call_tool("c.server_ping", {})
+    assert first.is_error is False and first.structured_content is not None
+    assert first.structured_content["ok"] is True

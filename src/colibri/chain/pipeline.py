@@ -57,7 +57,7 @@ class Chain:
         except ChainError as exc:
             result = envelope.chain_error(exc)
             text = to_json(result)
-        if call.inline and self._wake is not None and self._audit.pending():
+        if self._wake is not None and self._audit.pending():
             self._wake.set()
         return Reply(result, text)
 
@@ -65,11 +65,12 @@ class Chain:
         """For the life of the server: write the audit rows of calls answered inline, soon after
         them, under the lock and off the event loop."""
         while True:
-            self._wake = anyio.Event()
-            await self._wake.wait()
+            if not self._audit.pending():
+                self._wake = anyio.Event()
+                await self._wake.wait()
             async with self.lock:
                 await in_worker(self._audit.flush_later)
-            if self._audit.pending():  # the database was busy; try again a little later
+            if self._audit.pending():  # the database was busy, or more came meanwhile: a little later
                 await anyio.sleep(RETRY_LATER_S)
 
     def close(self) -> None:

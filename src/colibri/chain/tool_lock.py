@@ -9,16 +9,11 @@ the rest of the chain in a worker thread (chain/worker.py).
 
 from __future__ import annotations
 
-import logging
-
 from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
 from colibri.chain.worker import drive, in_worker
 from colibri.core import ids
-from colibri.core.errors import StorageError
 from colibri.core.modes import ToolClass
-
-log = logging.getLogger("colibri.chain")
 
 
 class ToolLock:
@@ -68,7 +63,4 @@ class ToolLock:
         return f"{name} cannot run: {why}; admitted now: {admitted}"
 
     def _record_denied(self, call: Call) -> None:
-        try:
-            self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal)
-        except StorageError as exc:
-            log.error("audit sink failed recording a denied call to %s: %s", call.tool_name, exc)
+        self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal)

@@ -95,7 +95,9 @@ class Tool:
 
     def __post_init__(self) -> None:
         if not self.writes and (self.destructive or self.idempotent):
-            raise ValueError(f"tool {self.name!r} only reads: it cannot be destructive, and it is idempotent")
+            raise ValueError(
+                f"tool {self.name!r} only reads: destructive and idempotent describe writing tools"
+            )
 
     @property
     def writes(self) -> bool:

@@ -81,8 +81,7 @@ class _Reader:
         try:
             item: SessionMessage | Exception = await self._inner.receive()
         except anyio.EndOfStream:
-            waiting = len(self._inflight)
-            if waiting and not await self._inflight.wait_answered(self._limit_s):
+            if len(self._inflight) and not await self._inflight.wait_answered(self._limit_s):
                 log.warning(
                     "end of input: %d request(s) still unanswered after %gs; closing anyway",
                     len(self._inflight),

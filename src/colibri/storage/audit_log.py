@@ -4,9 +4,10 @@ Where the mode allows no writes (READONLY, MINIMAL, or before phase 2) events go
 debug log instead, so a read-only database stays byte-for-byte unchanged. The debug log carries
 a digest of the arguments, never the arguments: they may hold secrets.
 
-Calls answered inline (the system tools) must not wait for the database, so their row is
-written later, whole, under the chain's lock: by the next call that takes the lock, by the
-flusher task the server runs, or at close.
+Calls answered outside the lock (the system tools, and refusals of tools a mode does not
+admit) must not wait for the database, and must not touch the connection the worker thread
+uses: their row is written later, whole, under the chain's lock, by the next call that takes
+the lock, by the flusher task the server runs, or at close.
 
 A row that reaches its final outcome is handed to the verifiable log's appender (`on_finished`,
 domains/log through the chain) in the same transaction, and never changes after that: closing
@@ -72,7 +73,7 @@ class FinishedCall:
     tool: str
     arguments: str
     outcome: str
-    result_hash: str
+    result_hash: str | None  # None for a denied call: it produced no result of its own
     started_at: str
     duration_ms: float
     principal: str
@@ -172,25 +173,14 @@ class AuditLog:
                 )
 
     def denied(self, correlation_id: str, tool: str, principal: str) -> None:
-        db = self._db()
-        if db is None:
+        """A refusal is decided on the event loop, outside the lock: its row is written later."""
+        if self._db() is None:
             log.debug("audit-denied %s %s by %s", tool, correlation_id, principal)
             return
-        started_at = utc_now()
-        with _transaction(db) as conn:
-            cursor = conn.execute(
-                "INSERT INTO actions"
-                " (correlation_id, tool, arguments, outcome, started_at, duration_ms, principal)"
-                " VALUES (?, ?, 'null', 'denied', ?, 0, ?)",
-                (correlation_id, tool, started_at, principal),
-            )
-            assert cursor.lastrowid is not None
-            self._on_finished(
-                conn, cursor.lastrowid, correlation_id, tool, "null", "denied", None, started_at, 0, principal
-            )
+        self.later(FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, principal))
 
     def later(self, row: FinishedCall) -> bool:
-        """Keep the row of a call answered inline; True when it waits for `flush_later`."""
+        """Keep the row of a call answered outside the lock; True when it waits for `flush_later`."""
         if self._db() is None:
             log.debug(
                 "audit %s %s arguments=%s outcome=%s %s %.3fms",

@@ -162,9 +162,9 @@ class Switchboard:
     async def call(
         self, name: str, arguments: dict[str, Any] | None, caller: Caller | None = None
     ) -> types.CallToolResult:
+        servers = self.router.servers_for(name)
         if not self._started.is_set() and any(
-            self.downstreams[server].machine.state is State.STARTING
-            for server in self.router.servers_for(name)
+            self.downstreams[server].machine.state is State.STARTING for server in servers
         ):
             # Sent right after connecting, before its server's first verdict: wait for that verdict
             # (bounded, as tools/list does) rather than refuse a server that is merely starting.

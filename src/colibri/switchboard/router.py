@@ -36,6 +36,7 @@ Record = Callable[[str, str, str, float], None]
 
 STATUS = types.Tool(
     name=STATUS_TOOL,
+    title="Switchboard status",
     description=(
         "Health of every downstream server behind this switchboard: state (STARTING, HEALTHY, "
         "UNHEALTHY, QUARANTINE, PROBATION), last liveness/readiness/capability checks, failure "
@@ -43,7 +44,13 @@ STATUS = types.Tool(
         "missing from tools/list or a call returned SERVICE_UNAVAILABLE."
     ),
     input_schema={"type": "object", "properties": {}},
-    annotations=types.ToolAnnotations(read_only_hint=True),
+    annotations=types.ToolAnnotations(
+        title="Switchboard status",
+        read_only_hint=True,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
 )
 
 
