@@ -132,12 +132,20 @@ def _serve(config: Config) -> int:
 
     logs.configure(config.log_level)
     app = App(config)
-    database = "none (MINIMAL)" if config.mode.value == "MINIMAL" else str(config.db_path.resolve())
+    database = "none (MINIMAL)" if config.mode.value == "MINIMAL" else _describe_store(config)
     logging.getLogger("colibri").info(
         "colibri %s serving MCP on stdio; mode %s, database %s", __version__, config.mode, database
     )
     anyio.run(serve_stdio, app)
     return EXIT_OK
+
+
+def _describe_store(config: Config) -> str:
+    if config.db_url is not None:
+        from colibri.storage.postgres.database import redact
+
+        return redact(config.db_url)
+    return str(config.db_path.resolve())
 
 
 def _add_http_arguments(serve: argparse.ArgumentParser) -> None:

@@ -165,6 +165,7 @@ async def test_unknown_tool(chain: Chain) -> None:
     assert reply.envelope["error"]["code"] == "UNKNOWN_TOOL"
 
 
+@pytest.mark.sqlite_only  # the fault is a SQLite trigger
 async def test_a_broken_audit_sink_changes_nothing_in_the_reply(chain: Chain, fresh_db: Database) -> None:
     expected = (await chain.run("note_b", {"title": "a"})).envelope
     fresh_db.execute("CREATE TRIGGER down BEFORE INSERT ON actions BEGIN SELECT RAISE(ABORT, 'down'); END")
@@ -175,6 +176,7 @@ async def test_a_broken_audit_sink_changes_nothing_in_the_reply(chain: Chain, fr
     assert _notes(fresh_db) == ["a", "a", "a"], "a failed audit statement does not undo the handler's writes"
 
 
+@pytest.mark.sqlite_only  # the fault is a SQLite trigger
 async def test_a_write_and_its_ok_outcome_commit_together(chain: Chain, fresh_db: Database) -> None:
     # Make the audit-exit UPDATE fail for real (not a sink error): the handler's write goes with it.
     fresh_db.execute(

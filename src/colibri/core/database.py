@@ -54,9 +54,11 @@ class Dialect(Protocol):
     table_exists: str  # one row when the table named by its one parameter exists
     applied_migrations: str  # names in schema_migrations, in the order they were applied
 
-    def next_id(self) -> str:
-        """One row, one column: the number the auto-increment key of the table named by the one
-        parameter gives next (call inside the write transaction)."""
+    like: str  # the operator matching a LIKE pattern case-insensitively (ASCII letters at least)
+
+    def next_id(self, table: str, key: str) -> str:
+        """One row, one column, no parameter: the number the auto-increment `key` of `table`
+        gives next (call inside the write transaction, whose lock keeps it unclaimed)."""
         ...
 
     def json_array_contains(self, column: str) -> str:

@@ -28,6 +28,12 @@ class Config:
     skills_dirs: tuple[Path, ...] | None = None  # None: the default roots of SPEC §6
     log_level: LogLevel = LogLevel.INFO
     db_sync: DbSync = DbSync.NORMAL
+    db_url: str | None = None  # COLIBRI_DB_URL: a postgresql:// URL chooses PostgreSQL over db_path
+
+    @property
+    def db_target(self) -> Path | str:
+        """What `open_database` opens: the PostgreSQL URL when one is set, else the SQLite file."""
+        return self.db_url or self.db_path
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -36,10 +42,14 @@ class Config:
         default_db = "data/colibri.test.db" if mode is Mode.TEST else "data/colibri.db"
         db_path = Path(env.get("COLIBRI_DB_PATH") or default_db)
         skills_dirs = path_list(env, "COLIBRI_SKILLS_DIR")
+        db_url = env.get("COLIBRI_DB_URL") or None
+        if db_url is not None and not db_url.startswith(("postgresql://", "postgres://")):
+            raise ConfigError("COLIBRI_DB_URL", db_url, ["a postgresql://... URL (SQLite: COLIBRI_DB_PATH)"])
         return cls(
             mode=mode,
             db_path=db_path,
             skills_dirs=skills_dirs,
             log_level=level_from_env(env),
             db_sync=_choice(env, "COLIBRI_DB_SYNC", DbSync, "normal"),
+            db_url=db_url,
         )

@@ -12,9 +12,11 @@ class SQLiteDialect:
     table_exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
     applied_migrations = "SELECT name FROM schema_migrations ORDER BY rowid"
 
-    def next_id(self) -> str:
+    like = "LIKE"  # SQLite's LIKE ignores the case of ASCII letters
+
+    def next_id(self, table: str, key: str) -> str:
         # AUTOINCREMENT keeps its counter in sqlite_sequence (no row until the first insert).
-        return "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?), 0) + 1"
+        return f"SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{table}'), 0) + 1"
 
     def json_array_contains(self, column: str) -> str:
         return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.value = ?)"
