@@ -43,7 +43,7 @@ class PostgresServer:
         """A fresh database's URL: migrated (from the template) or empty."""
         name = f"test_{os.getpid()}_{next(self._numbers)}"
         template = TEMPLATE if migrated else "template0"
-        self.admin(f"CREATE DATABASE {name} TEMPLATE {template}")
+        self.admin(f"CREATE DATABASE {name} TEMPLATE {template} STRATEGY FILE_COPY")
         return self.url(name)
 
 
