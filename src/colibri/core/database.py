@@ -61,6 +61,11 @@ class Dialect(Protocol):
         gives next (call inside the write transaction, whose lock keeps it unclaimed)."""
         ...
 
+    def continue_counter(self, table: str, key: str) -> str | None:
+        """After rows were inserted with explicit keys: the statement that makes the auto-increment
+        `key` of `table` continue after them, or None where the database does so itself."""
+        ...
+
     def json_array_contains(self, column: str) -> str:
         """A condition, one `?` parameter: the JSON array in `column` holds that value."""
         ...

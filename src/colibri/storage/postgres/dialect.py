@@ -24,6 +24,12 @@ class PostgresDialect:
         # task, so the maximum is also the highest number ever given.
         return f"SELECT COALESCE(MAX({key}), 0) + 1 FROM {table}"
 
+    def continue_counter(self, table: str, key: str) -> str | None:
+        return (
+            f"SELECT setval(pg_get_serial_sequence('{table}', '{key}'),"
+            f" COALESCE(MAX({key}), 0) + 1, false) FROM {table}"
+        )
+
     def json_array_contains(self, column: str) -> str:
         return f"({column})::jsonb @> jsonb_build_array(?::text)"
 

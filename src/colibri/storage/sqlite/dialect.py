@@ -18,6 +18,9 @@ class SQLiteDialect:
         # AUTOINCREMENT keeps its counter in sqlite_sequence (no row until the first insert).
         return f"SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{table}'), 0) + 1"
 
+    def continue_counter(self, table: str, key: str) -> str | None:
+        return None  # an explicit key above sqlite_sequence's value raises it
+
     def json_array_contains(self, column: str) -> str:
         return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.value = ?)"
 
