@@ -16,7 +16,7 @@ from colibri.storage.postgres.errors import map_exceptions
 
 
 class PgRow(tuple[Any, ...]):
-    """A tuple that also answers `row["column"]` and `keys()`, like `sqlite3.Row`."""
+    """A tuple that also answers `row["column"]` and `keys()`, like the SQLite backend's rows."""
 
     _names: tuple[str, ...] = ()
 
