@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean postgres-binaries
 
 $(BIN)/python:
 	@echo "creating $(VENV)" >&2
@@ -52,7 +52,22 @@ $(HTTP_NPM_STAMP): $(HTTP_NPM)/package.json $(HTTP_NPM)/package-lock.json
 		else echo "npm ci failed: the HTTP interop tests will be skipped" >&2; fi; \
 	fi
 
-test: lint $(HTTP_NPM_STAMP)
+# The suites run on SQLite and on a PostgreSQL 15 server they start themselves (tests/helpers/postgres.py)
+# from these binaries. Under CI they are installed when missing (Debian's postgresql-15, as root);
+# elsewhere the PostgreSQL half is skipped with the reason.
+PG_BIN := /usr/lib/postgresql/15/bin
+PG_PACKAGE := postgresql-15
+
+postgres-binaries:
+	@if [ ! -x $(PG_BIN)/initdb ]; then \
+		if [ "$$CI" = true ]; then \
+			echo "installing $(PG_PACKAGE) for the PostgreSQL half of the suite" >&2; \
+			apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PG_PACKAGE) >&2 \
+				|| { echo "cannot install $(PG_PACKAGE): CI needs it for the PostgreSQL tests" >&2; exit 1; }; \
+		else echo "no $(PG_BIN)/initdb: the PostgreSQL tests will be skipped" >&2; fi; \
+	fi
+
+test: lint $(HTTP_NPM_STAMP) postgres-binaries
 	$(BIN)/pytest
 
 bench: $(STAMP)
