@@ -33,9 +33,18 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("merkle_leaves", "session_id, chunk"),
     ("actions", "sequence_no"),
     ("access_tokens", "name"),
+    ("log_meta", "id"),
+    ("log_entries", "idx"),
+    ("log_nodes", "id"),
+    ("log_checkpoints", "id"),
 )
 # Serial keys whose counter must continue after the copied rows (PostgreSQL sequences).
-COUNTERS = (("tasks", "number"), ("task_history", "id"), ("actions", "sequence_no"))
+COUNTERS = (
+    ("tasks", "number"),
+    ("task_history", "id"),
+    ("actions", "sequence_no"),
+    ("log_checkpoints", "id"),
+)
 GENERATED = {"thought_records": {"record_id"}}  # derived by the database; never written
 BATCH = 1000
 
@@ -74,8 +83,8 @@ def copy_store(source: str, destination: str) -> CopyResult:
 
 def _require_empty(dst: Database, destination: str) -> None:
     for table, _ in TABLES:
-        if table == "trail_head":
-            continue  # the migration writes its genesis row
+        if table in ("trail_head", "log_meta"):
+            continue  # the migrations write their one row
         if dst.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None:
             raise CopyError(f"{destination} already holds data (table {table}); copy into an empty store")
 
@@ -84,6 +93,7 @@ def _copy(src: Database, dst: Database) -> dict[str, int]:
     counts: dict[str, int] = {}
     with src.snapshot() as reader, dst.atomic() as writer:
         writer.execute("DELETE FROM trail_head")
+        writer.execute("DELETE FROM log_meta")  # the copy keeps the source's database id
         for table, key in TABLES:
             counts[table] = _copy_table(reader, writer, table, key)
         for table, key in COUNTERS:

@@ -12,6 +12,10 @@ class PostgresDialect:
     table_exists = (
         "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
     )
+    table_columns = (
+        "SELECT column_name FROM information_schema.columns"
+        " WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position"
+    )
     # No rowid: applied_at is an ISO timestamp written by one migrating process at a time.
     applied_migrations = "SELECT name FROM schema_migrations ORDER BY applied_at, name"
 

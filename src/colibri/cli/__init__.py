@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from colibri import __version__
+from colibri.cli import log as log_cli
 from colibri.runtime.config import Config, ConfigError
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -36,13 +37,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_http_arguments(serve)
     token = commands.add_parser(
         "token",
-        help="create, list or revoke the bearer tokens of colibri serve --http",
-        description="Manage the bearer tokens stored (as SHA-256 only) in COLIBRI_DB_PATH.",
+        help="create, list or revoke bearer tokens (colibri serve --http, or a switchboard's tokens file)",
+        description="Manage the bearer tokens of colibri serve --http, stored (as SHA-256 only) in "
+        "COLIBRI_DB_PATH; with `create --file PATH`, add one to a switchboard's tokens file instead.",
     )
     token_actions = token.add_subparsers(dest="token_action", metavar="ACTION", required=True)
     create = token_actions.add_parser("create", help="make a token and print it once")
     create.add_argument("name", metavar="NAME", help="the principal recorded in every audit row")
-    create.add_argument("--scope", choices=["read", "write"], required=True)
+    create.add_argument("--scope", choices=["read", "write"], help="required for a database token")
+    create.add_argument(
+        "--file",
+        metavar="PATH",
+        help='a switchboard\'s tokens file ("auth.tokens_file") instead of the database',
+    )
     create.add_argument("--expires-days", type=int, metavar="N", help="expire after N days (default never)")
     token_actions.add_parser("list", help="names, scopes, status and expiry (never the tokens)")
     revoke = token_actions.add_parser("revoke", help="refuse this token from now on")
@@ -79,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a PostgreSQL store, postgresql://... (default: COLIBRI_DB_URL when --db is not given)",
     )
     verify.add_argument("--session", metavar="ID", help="check only this session's records and seal")
+    log_cli.add_commands(commands, verify)
 
     db = commands.add_parser("db", help="whole-store operations")
     db_actions = db.add_subparsers(dest="db_action", required=True, metavar="ACTION")
@@ -108,6 +116,20 @@ def build_parser() -> argparse.ArgumentParser:
     switchboard.add_argument(
         "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
     )
+    switchboard.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="serve --http without bearer tokens (loopback addresses only)",
+    )
+    switchboard.add_argument(
+        "--metrics", metavar="HOST:PORT", help="with stdio serving: /healthz, /readyz and /metrics over HTTP"
+    )
+    switchboard.add_argument(
+        "--watch",
+        action="store_true",
+        help="reload the config whenever the file changes (SIGHUP always does)",
+    )
+
     return parser
 
 
@@ -116,7 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "switchboard":
         from colibri.switchboard.cli import run as run_switchboard
 
-        return run_switchboard(args.action, args.config, args.http)
+        return run_switchboard(
+            args.action, args.config, args.http, no_auth=args.no_auth, metrics=args.metrics, watch=args.watch
+        )
+    if args.command == "token" and args.token_action == "create":
+        problem = _token_create_problem(args)
+        if problem:
+            print(f"colibri token create: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+        if args.file is not None:
+            from colibri.switchboard.cli import create_token
+
+            return create_token(args.name, args.file)
     try:
         config = Config.from_env()
     except ConfigError as exc:
@@ -144,9 +177,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         from colibri.verifier.online import run_verify_url
 
         return run_verify_url(url, args.session)
+    log_exit = log_cli.run(args, config)
+    if log_exit is not None:
+        return log_exit
     from colibri.verifier.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)
+
+
+def _token_create_problem(args: argparse.Namespace) -> str | None:
+    if args.file is not None and (args.scope is not None or args.expires_days is not None):
+        return "--file writes a switchboard tokens file, which has no --scope or --expires-days; drop them"
+    if args.file is None and args.scope is None:
+        return "--scope read|write is required (or --file PATH for a switchboard's tokens file)"
+    return None
 
 
 def _serve(config: Config) -> int:
