@@ -70,6 +70,10 @@ async def _client(
 def _check_store(url: str, env: dict[str, str], t: Tally) -> None:
     seqs = [row[0] for row in _rows(url, "SELECT seq FROM thought_records ORDER BY seq")]
     assert seqs == list(range(1, len(seqs) + 1)), "one linear chain: seq 1..n with no gap"
+    indexes = [row[0] for row in _rows(url, "SELECT idx FROM log_entries ORDER BY idx")]
+    assert indexes == list(range(len(indexes))), "one log: entries 0..m-1 with no gap"
+    logged = {row[0] for row in _rows(url, "SELECT ref FROM log_entries WHERE kind = 'record'")}
+    assert logged == set(seqs), "every record is a log entry"
     stored = {row[0] for row in _rows(url, "SELECT record_id FROM thought_records")}
     assert set(t.records) <= stored
     tasks = {row[0] for row in _rows(url, "SELECT id FROM tasks")}
