@@ -172,14 +172,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from colibri.verifier.copy import run_copy
 
         return run_copy(args.source, args.destination)
+    log_exit = log_cli.run(args, config)
+    if log_exit is not None:
+        return log_exit
     url = args.db_url or (None if args.db else config.db_url)
     if url is not None:
         from colibri.verifier.online import run_verify_url
 
         return run_verify_url(url, args.session)
-    log_exit = log_cli.run(args, config)
-    if log_exit is not None:
-        return log_exit
     from colibri.verifier.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)
