@@ -14,7 +14,7 @@ RUN_STAMP := $(VENV)/.installed
 NPM_DIRS := tests/interop tests/http/npm tests/switchboard/npm
 NPM_STAMPS := $(NPM_DIRS:%=%/node_modules/.installed)
 
-.PHONY: run test lint bench clean npm
+.PHONY: run test lint bench clean npm postgres-binaries
 
 $(BIN)/python:
 	@echo "creating $(VENV)" >&2
@@ -52,9 +52,24 @@ lint: $(STAMP)
 		else echo "npm ci failed: the suites that need $* will be skipped" >&2; fi; \
 	fi
 
+# The suites run on SQLite and on a PostgreSQL 15 server they start themselves (tests/helpers/postgres.py)
+# from these binaries. Under CI they are installed when missing (Debian's postgresql-15, as root);
+# elsewhere the PostgreSQL half is skipped with the reason.
+PG_BIN := /usr/lib/postgresql/15/bin
+PG_PACKAGE := postgresql-15
+
+postgres-binaries:
+	@if [ ! -x $(PG_BIN)/initdb ]; then \
+		if [ "$$CI" = true ]; then \
+			echo "installing $(PG_PACKAGE) for the PostgreSQL half of the suite" >&2; \
+			apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PG_PACKAGE) >&2 \
+				|| { echo "cannot install $(PG_PACKAGE): CI needs it for the PostgreSQL tests" >&2; exit 1; }; \
+		else echo "no $(PG_BIN)/initdb: the PostgreSQL tests will be skipped" >&2; fi; \
+	fi
+
 npm: $(NPM_STAMPS)
 
-test: lint npm
+test: lint npm postgres-binaries
 	$(BIN)/pytest
 
 bench: $(STAMP)

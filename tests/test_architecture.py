@@ -166,3 +166,13 @@ def test_only_the_sqlite_backend_and_the_offline_verifier_mention_sqlite3() -> N
         if "sqlite3" in path.read_text() and not str(path.relative_to(PACKAGE)).startswith(SQLITE3_ALLOWED)
     ]
     assert found == []
+
+
+def test_only_the_postgres_backend_imports_psycopg() -> None:
+    found = [
+        str(path.relative_to(PACKAGE))
+        for path in _modules()
+        if "import psycopg" in path.read_text()
+        and not str(path.relative_to(PACKAGE)).startswith("storage/postgres/")
+    ]
+    assert found == []

@@ -173,6 +173,7 @@ def _peek(ctx: ToolContext, args: Note) -> Saved:
     return Saved(title=args.title)
 
 
+@pytest.mark.sqlite_only  # the fault is a SQLite trigger
 async def test_a_broken_audit_sink_changes_nothing_in_a_read_reply(fresh_db: Database) -> None:
     state = ServerState(version="t", declared_mode=Mode.FULL, phase="phase2", mode=Mode.FULL, db=fresh_db)
     read = Tool(
@@ -194,6 +195,7 @@ async def test_a_broken_audit_sink_changes_nothing_in_a_read_reply(fresh_db: Dat
         fresh_db.execute("DROP TRIGGER down")
 
 
+@pytest.mark.sqlite_only  # the fault is a SQLite trigger
 async def test_a_write_is_refused_when_its_audit_row_cannot_be_written(
     chain: Chain, fresh_db: Database
 ) -> None:
@@ -207,6 +209,7 @@ async def test_a_write_is_refused_when_its_audit_row_cannot_be_written(
     fresh_db.execute("DROP TRIGGER down")
 
 
+@pytest.mark.sqlite_only  # the fault is a SQLite trigger
 async def test_a_failed_audit_exit_keeps_the_write_and_its_row(chain: Chain, fresh_db: Database) -> None:
     expected = (await chain.run("note_b", {"title": "a"})).envelope
     fresh_db.execute("CREATE TRIGGER down BEFORE UPDATE ON actions BEGIN SELECT RAISE(ABORT, 'down'); END")
@@ -215,6 +218,7 @@ async def test_a_failed_audit_exit_keeps_the_write_and_its_row(chain: Chain, fre
     assert _outcomes(fresh_db) == [("note_b", "ok"), ("note_b", "running")]
 
 
+@pytest.mark.sqlite_only  # the fault is a SQLite trigger
 async def test_a_write_and_its_ok_outcome_commit_together(chain: Chain, fresh_db: Database) -> None:
     # Make the audit-exit UPDATE fail for real (not a sink error): the handler's write goes with it.
     fresh_db.execute(

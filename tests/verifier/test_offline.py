@@ -13,8 +13,13 @@ import sys
 import termios
 from pathlib import Path
 
+import pytest
+
 from colibri.storage import Database
 from tests.domains.trail.helpers import build_chain, bulk_chain, raw_connection
+
+# The offline verifier reads a SQLite file itself (PostgreSQL stores verify with --db-url).
+pytestmark = pytest.mark.sqlite_only
 
 
 def colibri_verify(*args: str, stderr: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:

@@ -17,6 +17,9 @@ from colibri.verifier import parallel
 from colibri.verifier.offline import run_verify
 from tests.domains.trail.helpers import build_chain, raw_connection
 
+# The offline verifier reads a SQLite file itself (PostgreSQL stores verify with --db-url).
+pytestmark = pytest.mark.sqlite_only
+
 
 def test_split_covers_the_range_in_consecutive_non_empty_parts() -> None:
     assert parallel.split(1, 10, 3) == [(1, 4), (5, 7), (8, 10)]

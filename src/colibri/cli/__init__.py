@@ -80,8 +80,24 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--db", metavar="PATH", help="database file (default: COLIBRI_DB_PATH or data/colibri.db)"
     )
+    verify.add_argument(
+        "--db-url",
+        metavar="URL",
+        help="a PostgreSQL store, postgresql://... (default: COLIBRI_DB_URL when --db is not given)",
+    )
     verify.add_argument("--session", metavar="ID", help="check only this session's records and seal")
     log_cli.add_commands(commands, verify)
+
+    db = commands.add_parser("db", help="whole-store operations")
+    db_actions = db.add_subparsers(dest="db_action", required=True, metavar="ACTION")
+    copy = db_actions.add_parser(
+        "copy",
+        help="copy a whole store between SQLite and PostgreSQL, then verify the copy",
+        description="Copy every table of SRC into the empty store DST, keeping every id, seq, hash, "
+        "seal and token; then check that every table matches and that the copy verifies.",
+    )
+    copy.add_argument("source", metavar="SRC", help="a SQLite file or a postgresql:// URL")
+    copy.add_argument("destination", metavar="DST", help="a SQLite file or a postgresql:// URL (empty)")
 
     switchboard = commands.add_parser(
         "switchboard",
@@ -152,9 +168,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _tools(config)
     if args.command == "call":
         return _call(args.tool, args.arguments)
+    if args.command == "db":
+        from colibri.verifier.copy import run_copy
+
+        return run_copy(args.source, args.destination)
     log_exit = log_cli.run(args, config)
     if log_exit is not None:
         return log_exit
+    url = args.db_url or (None if args.db else config.db_url)
+    if url is not None:
+        from colibri.verifier.online import run_verify_url
+
+        return run_verify_url(url, args.session)
     from colibri.verifier.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)
@@ -177,12 +202,20 @@ def _serve(config: Config) -> int:
 
     logs.configure(config.log_level)
     app = App(config)
-    database = "none (MINIMAL)" if config.mode.value == "MINIMAL" else str(config.db_path.resolve())
+    database = "none (MINIMAL)" if config.mode.value == "MINIMAL" else _describe_store(config)
     logging.getLogger("colibri").info(
         "colibri %s serving MCP on stdio; mode %s, database %s", __version__, config.mode, database
     )
     anyio.run(serve_stdio, app)
     return EXIT_OK
+
+
+def _describe_store(config: Config) -> str:
+    if config.db_url is not None:
+        from colibri.storage.postgres.database import redact
+
+        return redact(config.db_url)
+    return str(config.db_path.resolve())
 
 
 def _add_http_arguments(serve: argparse.ArgumentParser) -> None:

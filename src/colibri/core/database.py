@@ -55,9 +55,16 @@ class Dialect(Protocol):
     applied_migrations: str  # names in schema_migrations, in the order they were applied
     table_columns: str  # one row per column of the table named by its one parameter; the name first
 
-    def next_id(self) -> str:
-        """One row, one column: the number the auto-increment key of the table named by the one
-        parameter gives next (call inside the write transaction)."""
+    like: str  # the operator matching a LIKE pattern case-insensitively (ASCII letters at least)
+
+    def next_id(self, table: str, key: str) -> str:
+        """One row, one column, no parameter: the number the auto-increment `key` of `table`
+        gives next (call inside the write transaction, whose lock keeps it unclaimed)."""
+        ...
+
+    def continue_counter(self, table: str, key: str) -> str | None:
+        """After rows were inserted with explicit keys: the statement that makes the auto-increment
+        `key` of `table` continue after them, or None where the database does so itself."""
         ...
 
     def json_array_contains(self, column: str) -> str:

@@ -31,7 +31,7 @@ def open_runtime_database(config: Config, migrations: Sequence[Migration] | None
 
     `migrations` default to the catalogue's list for the backend that opened."""
     readonly = not writes_allowed(config.mode)
-    db = open_database(config.db_path, readonly=readonly, sync=config.db_sync.value)
+    db = open_database(config.db_target, readonly=readonly, sync=config.db_sync.value)
     try:
         if migrations is None:
             migrations = migrations_for(db.dialect.name)

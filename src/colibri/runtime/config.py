@@ -33,6 +33,12 @@ class Config:
     log_origin: str | None = None  # COLIBRI_LOG_ORIGIN; None: colibri/<the database's id>
     checkpoint_interval_s: float = 60.0
     checkpoint_export: Path | None = None
+    db_url: str | None = None  # COLIBRI_DB_URL: a postgresql:// URL chooses PostgreSQL over db_path
+
+    @property
+    def db_target(self) -> Path | str:
+        """What `open_database` opens: the PostgreSQL URL when one is set, else the SQLite file."""
+        return self.db_url or self.db_path
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -41,12 +47,16 @@ class Config:
         default_db = "data/colibri.test.db" if mode is Mode.TEST else "data/colibri.db"
         db_path = Path(env.get("COLIBRI_DB_PATH") or default_db)
         skills_dirs = path_list(env, "COLIBRI_SKILLS_DIR")
+        db_url = env.get("COLIBRI_DB_URL") or None
+        if db_url is not None and not db_url.startswith(("postgresql://", "postgres://")):
+            raise ConfigError("COLIBRI_DB_URL", db_url, ["a postgresql://... URL (SQLite: COLIBRI_DB_PATH)"])
         return cls(
             mode=mode,
             db_path=db_path,
             skills_dirs=skills_dirs,
             log_level=level_from_env(env),
             db_sync=_choice(env, "COLIBRI_DB_SYNC", DbSync, "normal"),
+            db_url=db_url,
             max_message_bytes=max_message_bytes(env),
             signing_key=_path(env, "COLIBRI_SIGNING_KEY"),
             log_origin=_origin(env),

@@ -20,7 +20,7 @@ from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 def run_token(config: Config, action: str, name: str | None, scope: str, expires_days: int | None) -> int:
     if not writes_allowed(config.mode):
-        config = Config(mode=Mode.FULL, db_path=config.db_path, db_sync=config.db_sync)
+        config = Config(mode=Mode.FULL, db_path=config.db_path, db_sync=config.db_sync, db_url=config.db_url)
     try:
         db = open_runtime_database(config)
     except StorageError as exc:

@@ -13,6 +13,11 @@ from colibri.storage.sqlite import SQLiteDatabase
 __all__ = ["Connection", "Cursor", "Database", "Migration", "Row", "SQLiteDatabase", "open_database"]
 
 
-def open_database(path: Path, *, readonly: bool = False, sync: str = "normal") -> Database:
-    """Open the store at `path` (SQLite today; the seam where another backend is chosen)."""
-    return SQLiteDatabase.open(path, readonly=readonly, sync=sync)
+def open_database(target: Path | str, *, readonly: bool = False, sync: str = "normal") -> Database:
+    """Open the store at `target`: a `postgresql://` URL opens PostgreSQL, anything else a SQLite file."""
+    if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
+        # Imported here so that a SQLite-only install never loads the PostgreSQL driver.
+        from colibri.storage.postgres import PostgresDatabase
+
+        return PostgresDatabase.open(target, readonly=readonly)
+    return SQLiteDatabase.open(Path(target), readonly=readonly, sync=sync)

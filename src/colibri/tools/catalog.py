@@ -15,6 +15,7 @@ from colibri.core.spec import Tool
 from colibri.domains import access, log, proofs, skills, system, tasks, trail
 from colibri.storage import Migration
 from colibri.storage.audit_log import MIGRATIONS as AUDIT_MIGRATIONS
+from colibri.storage.audit_log import POSTGRES_MIGRATIONS as AUDIT_POSTGRES_MIGRATIONS
 from colibri.storage.errors import SchemaError
 
 TOOLS: list[Tool] = [*system.TOOLS, *tasks.TOOLS, *trail.TOOLS, *proofs.TOOLS, *skills.TOOLS]
@@ -31,8 +32,21 @@ MIGRATIONS: list[Migration] = sorted(
     key=lambda migration: migration.name,
 )
 
+# The same tables and columns on PostgreSQL, in its DDL (each domain keeps both lists side by side).
+POSTGRES_MIGRATIONS: list[Migration] = sorted(
+    [
+        *AUDIT_POSTGRES_MIGRATIONS,
+        *tasks.POSTGRES_MIGRATIONS,
+        *proofs.POSTGRES_MIGRATIONS,
+        *trail.POSTGRES_MIGRATIONS,
+        *log.POSTGRES_MIGRATIONS,
+        *access.POSTGRES_MIGRATIONS,
+    ],
+    key=lambda migration: migration.name,
+)
+
 # The migrations of each storage backend, by dialect name; a backend brings its own list.
-MIGRATIONS_BY_BACKEND: dict[str, list[Migration]] = {"sqlite": MIGRATIONS}
+MIGRATIONS_BY_BACKEND: dict[str, list[Migration]] = {"sqlite": MIGRATIONS, "postgres": POSTGRES_MIGRATIONS}
 
 
 def admitted_tools(mode: Mode, tools: Iterable[Tool] = TOOLS) -> list[str]:

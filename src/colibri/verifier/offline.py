@@ -61,7 +61,7 @@ def run_verify(db_path: str, session_id: str | None) -> int:
         return EXIT_UNUSABLE
     finally:
         conn.close()
-    _print_summary(path, scope, report, time.perf_counter() - started)
+    print_summary(path, scope, report, time.perf_counter() - started)
     return EXIT_VALID if report.valid else EXIT_BROKEN
 
 
@@ -117,7 +117,7 @@ def _progress_bar(total: int) -> tqdm[Never]:
     return tqdm(total=total, unit="rec", unit_scale=True, file=sys.stderr, disable=quiet, desc="verifying")
 
 
-def _print_summary(path: Path, scope: str, report: Report, seconds: float) -> None:
+def print_summary(path: Path | str, scope: str, report: Report, seconds: float) -> None:
     rate = f", {report.checked / seconds:,.0f} records/s" if seconds > 0 and report.checked else ""
     sealed_bad = [seal for seal in report.seals if not seal.valid]
     head_label = "chain head:" if scope == WHOLE_CHAIN else "session head:"

@@ -105,6 +105,7 @@ def test_a_missing_stored_node_is_reported_not_guessed(tmp_path: Path) -> None:
     db.close()
 
 
+@pytest.mark.sqlite_only  # opens the SQLite file with sqlite3
 def test_the_log_and_a_raw_connection_agree_on_the_schema(fresh_db: Database) -> None:
     conn = sqlite3.connect(fresh_db.path)
     try:

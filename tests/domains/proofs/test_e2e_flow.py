@@ -64,6 +64,7 @@ def rfc_verifies(proof: dict[str, Any], root: str) -> bool:
     return computed is not None and computed.hex() == root
 
 
+@pytest.mark.sqlite_only  # reads or alters the SQLite file itself
 async def test_session_thoughts_lists_seal_and_a_verifying_proof_for_every_record(
     server_env: dict[str, str],
 ) -> None:

@@ -108,7 +108,7 @@ def test_roots_and_proofs_are_refused_with_the_reason(fresh_db: Database) -> Non
 
 def test_a_damaged_stored_hash_cannot_be_sealed(fresh_db: Database) -> None:
     ids = build_chain(fresh_db, 4, session_count=1)
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("UPDATE thought_records SET hash = 'not hex' WHERE seq = 3")
     conn.close()
     with _refused("ERR_CHAIN_BROKEN") as caught:
@@ -122,7 +122,7 @@ def test_a_seal_check_compares_the_stored_hashes_with_the_sealed_root(fresh_db: 
     sessions.finalize(fresh_db, ids[0])
     seal = repository.get_session(fresh_db, ids[0]).seal  # type: ignore[union-attr]
     assert seal is not None and check_seal(fresh_db, ids[0], seal).valid
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("DELETE FROM thought_records WHERE seq = 3")
     conn.close()
     damaged = check_seal(fresh_db, ids[0], seal)
@@ -168,12 +168,12 @@ def _sealed_with_proofs(db: Database) -> tuple[str, list[str]]:
     "damage",
     [
         # leaf 1's stored hash zeroed: it is on leaf 0's audit path
-        "UPDATE merkle_nodes SET hashes = CAST(substr(hashes, 1, 32) || zeroblob(32) || substr(hashes, 65)"
-        " AS BLOB) WHERE level = 0",
+        "UPDATE merkle_nodes SET hashes = {cast}substr(hashes, 1, 32) || {zeros} || substr(hashes, 65){end}"
+        " WHERE level = 0",
         "DELETE FROM merkle_nodes WHERE level = 1",  # a whole stored level gone
         # leaf order: the first two seqs exchanged, so leaf 0's seq maps to index 1
         "UPDATE merkle_leaves SET seqs"
-        " = CAST(substr(seqs, 9, 8) || substr(seqs, 1, 8) || substr(seqs, 17) AS BLOB)",
+        " = {cast}substr(seqs, 9, 8) || substr(seqs, 1, 8) || substr(seqs, 17){end}",
     ],
 )
 def test_a_damaged_stored_tree_is_a_seal_mismatch_and_its_proofs_are_refused(
@@ -182,8 +182,12 @@ def test_a_damaged_stored_tree_is_a_seal_mismatch_and_its_proofs_are_refused(
     session_id, record_ids = _sealed_with_proofs(fresh_db)
     seal = repository.get_session(fresh_db, session_id).seal  # type: ignore[union-attr]
     assert seal is not None and check_seal(fresh_db, session_id, seal).stored_tree_intact
-    conn = raw_connection(fresh_db.path)
-    conn.execute(damage)
+    conn = raw_connection(fresh_db)
+    # Byte strings are BLOBs in SQLite (|| makes text of them) and BYTEA in PostgreSQL.
+    if fresh_db.dialect.name == "sqlite":
+        conn.execute(damage.format(cast="CAST(", end=" AS BLOB)", zeros="zeroblob(32)"))
+    else:
+        conn.execute(damage.format(cast="", end="", zeros="decode(repeat('00', 32), 'hex')"))
     conn.close()
 
     check = check_seal(fresh_db, session_id, seal)
@@ -200,7 +204,7 @@ def test_a_damaged_stored_tree_is_a_seal_mismatch_and_its_proofs_are_refused(
 
 def test_an_extra_stored_chunk_is_a_seal_mismatch(fresh_db: Database) -> None:
     session_id, _ = _sealed_with_proofs(fresh_db)
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute(
         "INSERT INTO merkle_nodes (session_id, level, chunk, hashes) VALUES (?, 9, 0, ?)",
         (session_id, b"x" * 32),
@@ -210,11 +214,12 @@ def test_an_extra_stored_chunk_is_a_seal_mismatch(fresh_db: Database) -> None:
     assert seal is not None and not check_seal(fresh_db, session_id, seal).valid
 
 
+@pytest.mark.sqlite_only  # colibri verify --db reads the SQLite file
 def test_colibri_verify_reports_a_damaged_tree(
     fresh_db: Database, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session_id, _ = _sealed_with_proofs(fresh_db)
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("UPDATE merkle_leaves SET first_seq = first_seq + 1")
     conn.close()
     assert run_verify(str(fresh_db.path), None) == 1
@@ -226,7 +231,7 @@ def test_colibri_verify_reports_a_damaged_tree(
 def test_a_proof_for_a_record_altered_after_sealing_is_refused(fresh_db: Database) -> None:
     session_id, record_ids = _sealed_with_proofs(fresh_db)
     forged = "0" * 64
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("UPDATE thought_records SET hash = ? WHERE record_id = ?", (forged, record_ids[3]))
     conn.close()
     altered = fresh_db.execute("SELECT record_id FROM thought_records WHERE hash = ?", (forged,)).fetchone()[

@@ -104,6 +104,7 @@ async def test_bad_arguments_are_invalid_params_before_any_rule_runs(server_env:
         ) == ("Input should be a valid string")
 
 
+@pytest.mark.sqlite_only  # reads or alters the SQLite file itself
 async def test_a_damaged_stored_tree_refuses_proofs_and_fails_the_seal_check(
     server_env: dict[str, str],
 ) -> None:

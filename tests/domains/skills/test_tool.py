@@ -111,6 +111,7 @@ async def test_default_roots_come_from_the_working_directory_and_home(
         assert tree.by_name(data)["shared"]["description"] == "From home."
 
 
+@pytest.mark.sqlite_only  # reads or alters the SQLite file itself
 async def test_readonly_mode_lists_skills_and_leaves_the_database_alone(
     server_env: dict[str, str], fixture_tree: FixtureTree
 ) -> None:

@@ -3,6 +3,7 @@ two server processes on one database file, never overwrite each other silently."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -11,14 +12,16 @@ from mcp import Client
 
 from colibri.core.clock import utc_now
 from colibri.domains.tasks import repository, service
-from colibri.storage import Database, SQLiteDatabase
+from colibri.storage import Database
 from tests.domains.tasks.helpers import create
 from tests.helpers import call, connect, domain_error, ok_data
 
 
-def test_the_update_statement_refuses_a_version_that_moved_after_the_read(fresh_db: Database) -> None:
+def test_the_update_statement_refuses_a_version_that_moved_after_the_read(
+    fresh_db: Database, open_store: Callable[..., Database]
+) -> None:
     task = create(fresh_db)
-    other = SQLiteDatabase.open(fresh_db.path)
+    other = open_store()
     try:
         seen = repository.get_task(fresh_db, task.id)
         assert seen is not None and seen.version == 1

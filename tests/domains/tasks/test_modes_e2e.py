@@ -22,6 +22,7 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.sqlite_only  # reads or alters the SQLite file itself
 async def test_readonly_serves_reads_and_refuses_writes(server_env: dict[str, str]) -> None:
     db_path = Path(server_env["COLIBRI_DB_PATH"])
     async with connect(server_env) as client:
@@ -51,6 +52,7 @@ async def test_readonly_serves_reads_and_refuses_writes(server_env: dict[str, st
     assert digest(db_path) == before
 
 
+@pytest.mark.sqlite_only  # reads or alters the SQLite file itself
 async def test_paging_through_a_thousand_tasks_over_stdio(server_env: dict[str, str]) -> None:
     db = SQLiteDatabase.open(Path(server_env["COLIBRI_DB_PATH"]))
     try:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 import pytest
 
 from colibri.domains.tasks import repository
-from colibri.storage import Database, SQLiteDatabase
+from colibri.storage import Database
 from tests.domains.tasks.helpers import create
 
 
@@ -23,9 +24,11 @@ def test_read_snapshot_is_one_transaction_and_joins_an_open_one(fresh_db: Databa
     assert task is not None and task.title == "inside"
 
 
-def test_read_snapshot_does_not_see_a_write_committed_meanwhile(fresh_db: Database) -> None:
+def test_read_snapshot_does_not_see_a_write_committed_meanwhile(
+    fresh_db: Database, open_store: Callable[..., Database]
+) -> None:
     create(fresh_db, "before")
-    other = SQLiteDatabase.open(fresh_db.path)
+    other = open_store()
     try:
         with fresh_db.snapshot() as conn:
             assert repository.statuses_of(conn, ["T-1"]) == {"T-1": "todo"}
@@ -36,9 +39,11 @@ def test_read_snapshot_does_not_see_a_write_committed_meanwhile(fresh_db: Databa
         other.close()
 
 
-def test_read_snapshot_works_on_a_read_only_file(fresh_db: Database) -> None:
+def test_read_snapshot_works_on_a_read_only_file(
+    fresh_db: Database, open_store: Callable[..., Database]
+) -> None:
     create(fresh_db)
-    readonly = SQLiteDatabase.open(fresh_db.path, readonly=True)
+    readonly = open_store(readonly=True)
     try:
         with readonly.snapshot() as conn:
             assert repository.get_task(conn, "T-1") is not None

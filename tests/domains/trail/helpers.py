@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from colibri.core.clock import utc_now
 from colibri.domains.proofs import sessions
@@ -41,8 +44,33 @@ def build_chain(db: Database, count: int, session_count: int = 3, *, seal: int =
     return ids
 
 
-def raw_connection(path: Path) -> sqlite3.Connection:
-    """A connection that bypasses Colibri entirely, as an attacker editing the file would."""
+class RawPostgres:
+    """A driver connection to a PostgreSQL store with foreign keys off, shaped like sqlite3's."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self._conn = psycopg.connect(url, autocommit=True)
+        # The replica role skips the foreign-key triggers, as PRAGMA foreign_keys = OFF does.
+        self._conn.execute("SET session_replication_role = replica")
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
+        from colibri.storage.postgres.rows import translate
+
+        if isinstance(params, Mapping):  # sqlite3's :name placeholders
+            return self._conn.execute(re.sub(r":(\w+)", r"%(\1)s", sql), params)
+        return self._conn.execute(translate(sql), params or None)
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def raw_connection(target: Path | Database) -> Any:
+    """A connection that bypasses Colibri entirely, as an attacker editing the store would."""
+    url = getattr(target, "url", None)
+    if isinstance(url, str):
+        return RawPostgres(url)
+    path = target if isinstance(target, Path) else target.path
     conn = sqlite3.connect(path, isolation_level=None, timeout=10)
     conn.execute("PRAGMA foreign_keys = OFF")
     return conn

@@ -85,6 +85,7 @@ class RawServer:
         assert "result" in await self.receive()
 
 
+@pytest.mark.sqlite_only  # reads or alters the SQLite file itself
 async def test_kill_9_mid_burst_keeps_every_confirmed_record_and_a_valid_chain(
     server_env: dict[str, str],
 ) -> None:

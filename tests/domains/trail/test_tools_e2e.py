@@ -99,6 +99,7 @@ async def test_listing_and_verifying_refuse_bad_arguments(server_env: dict[str, 
         )
 
 
+@pytest.mark.sqlite_only  # reads or alters the SQLite file itself
 async def test_audit_verify_chain_reports_a_break_made_behind_the_servers_back(
     server_env: dict[str, str],
 ) -> None:
@@ -129,6 +130,7 @@ def report_hash(env: dict[str, str], seq: int) -> str:
         conn.close()
 
 
+@pytest.mark.sqlite_only  # reads or alters the SQLite file itself
 async def test_the_read_tools_work_in_readonly_mode_and_change_nothing(
     server_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from colibri.core.errors import DomainError
@@ -9,7 +11,7 @@ from colibri.domains.proofs import sessions
 from colibri.domains.trail import records
 from colibri.domains.trail.canonical import record_hash, record_id_for
 from colibri.domains.trail.verify import verify
-from colibri.storage import Database, SQLiteDatabase
+from colibri.storage import Database
 from tests.domains.trail.helpers import build_chain, raw_connection
 
 
@@ -57,8 +59,7 @@ def test_an_unknown_session_is_refused(fresh_db: Database) -> None:
 
 def test_a_session_check_checks_the_global_chain_its_records_are_linked_into(fresh_db: Database) -> None:
     ids = build_chain(fresh_db, 30, session_count=3)  # ids[0] holds seqs 1, 4, 7, ...
-    path = fresh_db.path
-    conn = raw_connection(path)
+    conn = raw_connection(fresh_db)
     conn.execute("UPDATE thought_records SET content = 'other session edited' WHERE seq = 5")
     for session_id in ids:  # seq 5 is ids[1]'s, but every session's links run through it
         assert _break(fresh_db, session_id=session_id) == (5, "hash_mismatch")
@@ -76,13 +77,13 @@ def test_a_session_check_sees_what_only_the_session_s_neighbours_show(fresh_db: 
     sessions.start(fresh_db, "B")
     for i in range(4):
         records.append(fresh_db, "AB"[i % 2], "observation", f"thought {i}")
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("DELETE FROM thought_records WHERE seq = 3")  # A's second record
     assert _break(fresh_db, session_id="A") == _break(fresh_db) == (3, "seq_gap")
     conn.close()
 
     records.append(fresh_db, "A", "observation", "thought 4")  # seq 5
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("UPDATE thought_records SET session_id = 'B' WHERE seq = 1")  # 'A' -> 'B': one byte
     assert _break(fresh_db, session_id="A", from_seq=1, to_seq=2) == (1, "hash_mismatch")
     conn.close()
@@ -96,7 +97,7 @@ def test_a_rewritten_record_is_found_through_its_successor_in_another_session(fr
     row = fresh_db.execute("SELECT * FROM thought_records WHERE seq = 3").fetchone()
     fields = ("session_id", "kind", "task_id", "agent_id", "created_at", "prev_hash")
     forged = record_hash(seq=3, content="forged", **{name: row[name] for name in fields})
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("UPDATE thought_records SET content = 'forged', hash = ? WHERE seq = 3", (forged,))
     conn.close()
     assert _break(fresh_db, session_id="A") == _break(fresh_db) == (4, "prev_link_mismatch")
@@ -104,7 +105,7 @@ def test_a_rewritten_record_is_found_through_its_successor_in_another_session(fr
 
 def test_a_range_starting_after_a_hole_reports_the_hole(fresh_db: Database) -> None:
     build_chain(fresh_db, 20)
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("DELETE FROM thought_records WHERE seq = 9")
     conn.close()
     report = verify(fresh_db, from_seq=10, to_seq=15)
@@ -115,7 +116,7 @@ def test_a_range_starting_after_a_hole_reports_the_hole(fresh_db: Database) -> N
 
 def test_the_anchor_catches_a_deleted_newest_record(fresh_db: Database) -> None:
     build_chain(fresh_db, 10)
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("DELETE FROM thought_records WHERE seq = 10")
     conn.close()
     report = verify(fresh_db)
@@ -132,7 +133,7 @@ def test_the_anchor_catches_a_newest_record_rewritten_with_a_fresh_hash(fresh_db
         for key in ("seq", "session_id", "kind", "task_id", "agent_id", "created_at", "prev_hash")
     }
     forged = record_hash(**fields, content="rewritten, hash and all")
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute(
         "UPDATE thought_records SET content = 'rewritten, hash and all', hash = ? WHERE seq = 10", (forged,)
     )
@@ -156,7 +157,7 @@ def test_a_record_appended_behind_colibris_back_is_outside_the_anchor(fresh_db: 
         "created_at": last["created_at"],
         "prev_hash": last["hash"],
     }
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute(
         "INSERT INTO thought_records (seq, session_id, kind, content, task_id, agent_id, created_at,"
         " prev_hash, hash) VALUES (:seq, :session_id, :kind, :content, :task_id, :agent_id, :created_at,"
@@ -179,7 +180,7 @@ def test_a_rewritten_middle_record_breaks_the_next_link(fresh_db: Database) -> N
         for key in ("seq", "session_id", "kind", "task_id", "agent_id", "created_at", "prev_hash")
     }
     forged = record_hash(**fields, content="a better story")
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("UPDATE thought_records SET content = 'a better story', hash = ? WHERE seq = 4", (forged,))
     conn.close()
     report = verify(fresh_db)
@@ -193,7 +194,7 @@ def test_a_rewritten_middle_record_breaks_the_next_link(fresh_db: Database) -> N
 
 def test_bytes_that_are_not_utf8_or_not_text_are_reported_not_fatal(fresh_db: Database) -> None:
     build_chain(fresh_db, 3000, session_count=2)
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute(
         "UPDATE thought_records SET content = CAST(? AS TEXT) WHERE seq = 1500", (b"bad \xff\xfe bytes",)
     )
@@ -213,7 +214,7 @@ def test_bytes_that_are_not_utf8_or_not_text_are_reported_not_fatal(fresh_db: Da
 
 def test_a_seal_that_no_longer_matches_is_reported_beside_an_intact_chain(fresh_db: Database) -> None:
     ids = build_chain(fresh_db, 12, session_count=2, seal=1)
-    conn = raw_connection(fresh_db.path)
+    conn = raw_connection(fresh_db)
     conn.execute("UPDATE session_seals SET root = ? WHERE session_id = ?", ("0" * 64, ids[0]))
     conn.close()
     report = verify(fresh_db, session_id=ids[0])
@@ -223,17 +224,14 @@ def test_a_seal_that_no_longer_matches_is_reported_beside_an_intact_chain(fresh_
     assert verify(fresh_db).valid  # the chain itself is intact
 
 
-def test_verification_sees_one_snapshot_while_another_writer_appends(fresh_db: Database) -> None:
+def test_verification_sees_one_snapshot_while_another_writer_appends(
+    fresh_db: Database, open_store: Callable[..., Database]
+) -> None:
     ids = build_chain(fresh_db, 50)
-    other = SQLiteDatabase.open(fresh_db.path)
-    conn = fresh_db
-    conn.execute("BEGIN")
-    try:
+    other = open_store()
+    with fresh_db.snapshot() as conn:
         before = conn.execute("SELECT count(*) FROM thought_records").fetchone()[0]
         records.append(other, ids[0], "plan", "written during verification")
         report = verify(conn)  # runs inside the open snapshot
-    finally:
-        conn.execute("ROLLBACK")
-        other.close()
     assert before == 50 and report.valid and report.checked == 50
     assert verify(fresh_db).checked == 51

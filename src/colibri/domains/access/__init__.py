@@ -1,6 +1,6 @@
 """Access: the bearer tokens of `colibri serve --http`, stored only as their SHA-256 (SPEC §9)."""
 
-from colibri.domains.access.schema import MIGRATIONS
+from colibri.domains.access.schema import MIGRATIONS, POSTGRES_MIGRATIONS
 from colibri.domains.access.store import (
     Scope,
     TokenError,
@@ -13,6 +13,7 @@ from colibri.domains.access.store import (
 
 __all__ = [
     "MIGRATIONS",
+    "POSTGRES_MIGRATIONS",
     "Scope",
     "TokenError",
     "TokenInfo",

@@ -23,3 +23,6 @@ MIGRATIONS = [
         ),
     )
 ]
+
+# The same DDL runs on PostgreSQL.
+POSTGRES_MIGRATIONS = MIGRATIONS

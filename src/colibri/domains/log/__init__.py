@@ -21,6 +21,6 @@ live in the database.
 The `colibri key/checkpoint/log/prove/verify --checkpoint` commands are in cli/log_commands.py.
 """
 
-from colibri.domains.log.schema import MIGRATIONS
+from colibri.domains.log.schema import MIGRATIONS, POSTGRES_MIGRATIONS
 
-__all__ = ["MIGRATIONS"]
+__all__ = ["MIGRATIONS", "POSTGRES_MIGRATIONS"]

@@ -49,3 +49,32 @@ MIGRATIONS: list[Migration] = [
         ),
     ),
 ]
+
+# The same tables on PostgreSQL: BYTEA hashes, BIGINT indexes, a serial checkpoint id; the
+# database id is 32 random hex digits as on SQLite (gen_random_uuid is built in since PostgreSQL 13).
+POSTGRES_MIGRATIONS: list[Migration] = [
+    Migration(
+        "0006_verifiable_log",
+        (
+            MIGRATIONS[0].statements[0],
+            "INSERT INTO log_meta (id, database_id) VALUES (1, replace(gen_random_uuid()::text, '-', ''))",
+            """CREATE TABLE log_entries (
+                idx BIGINT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                ref BIGINT NOT NULL,
+                entry_hash BYTEA NOT NULL
+            )""",
+            "CREATE TABLE log_nodes (id BIGINT PRIMARY KEY, hash BYTEA NOT NULL)",
+            """CREATE TABLE log_checkpoints (
+                id BIGSERIAL PRIMARY KEY,
+                size BIGINT NOT NULL,
+                root BYTEA NOT NULL,
+                note TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                session_id TEXT,
+                made_at TEXT NOT NULL
+            )""",
+            MIGRATIONS[0].statements[5],
+        ),
+    ),
+]

@@ -4,7 +4,7 @@ An auditor checks an inclusion proof with `verify_proof` (or the lower-level
 `verify_inclusion`) from `colibri.domains.proofs.merkle`, which needs no database.
 """
 
-from colibri.domains.proofs.schema import MIGRATIONS
+from colibri.domains.proofs.schema import MIGRATIONS, POSTGRES_MIGRATIONS
 from colibri.domains.proofs.tools import TOOLS
 
-__all__ = ["MIGRATIONS", "TOOLS"]
+__all__ = ["MIGRATIONS", "POSTGRES_MIGRATIONS", "TOOLS"]

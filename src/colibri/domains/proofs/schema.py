@@ -47,3 +47,15 @@ MIGRATIONS: list[Migration] = [
         ),
     ),
 ]
+
+# The same tables on PostgreSQL: same names, BYTEA for the packed hashes and seqs.
+POSTGRES_MIGRATIONS: list[Migration] = [
+    MIGRATIONS[0],
+    Migration(
+        "0005_session_seals",
+        tuple(
+            statement.replace("BLOB", "BYTEA").replace("leaf_count INTEGER", "leaf_count BIGINT")
+            for statement in MIGRATIONS[1].statements
+        ),
+    ),
+]

@@ -42,7 +42,8 @@ def _filters(args: ListTasksArgs, dialect: Dialect) -> tuple[list[str], list[Any
         params.append(args.assignee)
     if args.text is not None:
         pattern = f"%{_escape_like(args.text)}%"
-        conditions.append("(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')")
+        like = dialect.like
+        conditions.append(f"(title {like} ? ESCAPE '\\' OR description {like} ? ESCAPE '\\')")
         params.extend((pattern, pattern))
     if args.cursor is not None:
         conditions.append("number > ?")

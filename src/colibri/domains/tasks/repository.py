@@ -27,7 +27,7 @@ def task_id_for(number: int) -> str:
 
 def next_number(conn: Connection) -> int:
     """The number AUTOINCREMENT will give the next task (call inside the write transaction)."""
-    row = conn.execute(conn.dialect.next_id(), ("tasks",)).fetchone()
+    row = conn.execute(conn.dialect.next_id("tasks", "number")).fetchone()
     return int(row[0])
 
 

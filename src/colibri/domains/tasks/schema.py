@@ -45,3 +45,17 @@ MIGRATIONS: list[Migration] = [
         ),
     ),
 ]
+
+# The same tables on PostgreSQL: serial keys (a sequence never hands a number out twice, like
+# AUTOINCREMENT), BIGINT counters; `tags` stays TEXT holding JSON so values round-trip unchanged.
+POSTGRES_MIGRATIONS: list[Migration] = [
+    Migration(
+        "0002_tasks",
+        tuple(
+            statement.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
+            .replace("version INTEGER", "version BIGINT")
+            .replace("position INTEGER", "position BIGINT")
+            for statement in MIGRATIONS[0].statements
+        ),
+    ),
+]

@@ -13,9 +13,14 @@ class SQLiteDialect:
     applied_migrations = "SELECT name FROM schema_migrations ORDER BY rowid"
     table_columns = "SELECT name FROM pragma_table_info(?)"
 
-    def next_id(self) -> str:
+    like = "LIKE"  # SQLite's LIKE ignores the case of ASCII letters
+
+    def next_id(self, table: str, key: str) -> str:
         # AUTOINCREMENT keeps its counter in sqlite_sequence (no row until the first insert).
-        return "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?), 0) + 1"
+        return f"SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{table}'), 0) + 1"
+
+    def continue_counter(self, table: str, key: str) -> str | None:
+        return None  # an explicit key above sqlite_sequence's value raises it
 
     def json_array_contains(self, column: str) -> str:
         return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.value = ?)"

@@ -1,0 +1,130 @@
+"""PostgreSQL: thought_record calls/s with 8 HTTP clients on 1, 2 and 4 replicas of
+`colibri serve --http` sharing one database, against 1 process on SQLite in the same run;
+and task_next_actions on 10,000 tasks / 20,000 edges on PostgreSQL (target p50 <= 50 ms).
+
+The PostgreSQL server is started for the run the way the test suite starts it
+(tests/helpers/postgres.py: initdb + pg_ctl in a temporary folder, fsync off).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from tests.helpers import postgres as pg
+
+from bench.bench_http import SECONDS, _client, _free_port, _wait
+from bench.bench_tasks import EDGES, TASKS, build_graph
+from bench.common import in_process, line, median, percentile
+from colibri.domains.tasks.next_actions import next_actions
+from colibri.storage import open_database
+
+CLIENTS = 8
+REPLICA_COUNTS = (1, 2, 4)
+
+
+async def spread_calls_per_second(urls: list[str], token: str, clients: int) -> float:
+    """Total thought_record calls/s of `clients` clients, client i on replica i mod len(urls)."""
+    counts: list[int] = []
+
+    async def one(index: int) -> None:
+        async with _client(urls[index % len(urls)], token) as client:
+            started = await client.call_tool("audit_session_start", {"agent_id": f"bench-{index}"})
+            session = (started.structured_content or {})["data"]["session_id"]
+            arguments: dict[str, Any] = {"session_id": session, "kind": "observation", "content": "x"}
+            for _ in range(20):  # warm-up
+                await client.call_tool("thought_record", arguments)
+            await start.wait()
+            done, deadline = 0, time.perf_counter() + SECONDS
+            while time.perf_counter() < deadline:
+                result = await client.call_tool("thought_record", arguments)
+                if result.is_error:
+                    raise RuntimeError(f"thought_record failed during the benchmark: {result.content}")
+                done += 1
+            counts.append(done)
+
+    start = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+        for index in range(clients):
+            tasks.start_soon(one, index)
+        await anyio.sleep(2.0)
+        start.set()
+    return sum(counts) / SECONDS
+
+
+def _env(store: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COLIBRI_")}
+    env.update(COLIBRI_LOG_LEVEL="warn", **store)
+    return env
+
+
+def _token(env: dict[str, str]) -> str:
+    made = subprocess.run(
+        [sys.executable, "-m", "colibri", "token", "create", "bench", "--scope", "write"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return made.stdout.strip()
+
+
+async def _measure(env: dict[str, str], replicas: int) -> float:
+    token = _token(env)
+    ports = [_free_port() for _ in range(replicas)]
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "colibri", "serve", "--http", f"127.0.0.1:{port}"], env=env)
+        for port in ports
+    ]
+    try:
+        for port, process in zip(ports, processes, strict=True):
+            _wait(port, process)
+        return await spread_calls_per_second([f"http://127.0.0.1:{p}/mcp" for p in ports], token, CLIENTS)
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(20)
+
+
+async def bench_replicas(server: pg.PostgresServer, folder: Path) -> None:
+    baseline = await _measure(_env({"COLIBRI_DB_PATH": str(folder / "bench.db")}), 1)
+    line(f"thought_record, {CLIENTS} HTTP clients, 1 process on SQLite (baseline)", baseline, "calls/s")
+    for replicas in REPLICA_COUNTS:
+        measured = await _measure(_env({"COLIBRI_DB_URL": server.new_database()}), replicas)
+        label = f"thought_record, {CLIENTS} HTTP clients, {replicas} replica(s) on PostgreSQL"
+        line(label, measured, "calls/s")
+        line(f"  ratio to SQLite ({replicas} replica(s))", measured / baseline, "x")
+
+
+def bench_next_actions(server: pg.PostgresServer) -> None:
+    db = open_database(server.new_database())
+    try:
+        build_graph(db)
+        next_actions(db, 5)
+        samples = in_process(lambda: next_actions(db, 5), 40)
+    finally:
+        db.close()
+    line(
+        f"task_next_actions on PostgreSQL, {TASKS:,} tasks / {EDGES:,} edges: p50",
+        median(samples) * 1000,
+        "ms",
+        "<= 50",
+    )
+    line("task_next_actions on PostgreSQL: p95", percentile(samples, 95) * 1000, "ms")
+
+
+def main() -> None:
+    servers = pg.start()
+    server = next(servers)
+    try:
+        with tempfile.TemporaryDirectory(prefix="colibri-bench-pg-") as tmp:
+            bench_next_actions(server)
+            anyio.run(bench_replicas, server, Path(tmp))
+    finally:
+        servers.close()

@@ -1,0 +1,59 @@
+"""The one place where psycopg's exceptions become Colibri's `StorageError` tree."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+import psycopg
+
+from colibri.core.errors import StorageError
+from colibri.storage import errors
+
+# SQLSTATE classes and codes (PostgreSQL manual, appendix A).
+_BY_STATE: dict[str, type[StorageError]] = {
+    "25006": errors.ReadOnlyError,  # read_only_sql_transaction
+    "40001": errors.BusyError,  # serialization_failure
+    "40P01": errors.BusyError,  # deadlock_detected
+    "55P03": errors.BusyError,  # lock_not_available
+    "57014": errors.BusyError,  # query_canceled (statement or lock timeout)
+    "22021": errors.DecodeError,  # character_not_in_repertoire
+    "3D000": errors.UnavailableError,  # invalid_catalog_name: no such database
+    "28000": errors.UnavailableError,  # invalid_authorization_specification
+    "28P01": errors.UnavailableError,  # invalid_password
+}
+_BY_CLASS: dict[str, type[StorageError]] = {
+    "23": errors.IntegrityError,  # integrity constraint violation
+    "08": errors.UnavailableError,  # connection exception
+}
+
+
+def convert(exc: psycopg.Error) -> StorageError:
+    """The `StorageError` for a psycopg exception, with the server's own message."""
+    message = str(exc).strip()
+    state = exc.sqlstate or ""
+    if state in _BY_STATE:
+        return _BY_STATE[state](message)
+    if state[:2] in _BY_CLASS:
+        return _BY_CLASS[state[:2]](message)
+    if isinstance(exc, psycopg.IntegrityError):
+        return errors.IntegrityError(message)
+    if isinstance(exc, psycopg.OperationalError) and not state:
+        # No SQLSTATE: the client lost (or never had) its connection.
+        return errors.UnavailableError(message)
+    return errors.OperationalError(message)
+
+
+class _MapExceptions:
+    """`with map_exceptions:` re-raises any psycopg error as its `StorageError`."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if isinstance(exc, psycopg.Error):
+            raise convert(exc) from exc
+
+
+map_exceptions = _MapExceptions()

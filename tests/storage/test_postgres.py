@@ -1,0 +1,115 @@
+"""The PostgreSQL backend's own guarantees: read-only means no write, errors mapped, writers serialised."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from colibri.storage import errors, open_database
+from tests.helpers import call, clean_env, connect, ok_data
+from tests.helpers import postgres as pg
+
+TABLES = ("tasks", "task_history", "thought_records", "audit_sessions", "session_seals", "actions")
+
+
+def _writes(server: pg.PostgresServer, url: str) -> tuple[int, ...]:
+    """Rows inserted, updated and deleted in that database since the server started (all backends)."""
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(server.url()) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT tup_inserted, tup_updated, tup_deleted, xact_commit FROM pg_stat_database"
+            " WHERE datname = %s",
+            (name,),
+        ).fetchone()
+    assert row is not None
+    return tuple(row[:3])
+
+
+def _counts(url: str) -> dict[str, int]:
+    with psycopg.connect(url) as conn:
+        return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLES}  # type: ignore[index]
+
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_readonly_on_postgres_reads_everything_and_writes_nothing(
+    tmp_path: Path, postgres_server: pg.PostgresServer
+) -> None:
+    url = postgres_server.new_database()
+    env = clean_env(tmp_path, COLIBRI_DB_URL=url)
+    async with connect(env) as client:
+        ok_data(await call(client, "task_create", {"title": "first"}))
+        session = ok_data(await call(client, "audit_session_start", {}))["session_id"]
+        ok_data(await call(client, "thought_record", {"session_id": session, "kind": "plan", "content": "x"}))
+        ok_data(await call(client, "merkle_finalize", {"session_id": session}))
+    time.sleep(1.5)  # backends flush their statistics at most once a second, and on exit
+    counts, writes = _counts(url), _writes(postgres_server, url)
+
+    async with connect({**env, "COLIBRI_MODE": "READONLY"}) as client:
+        assert ok_data(await call(client, "task_get", {"task_id": "T-1"}))["title"] == "first"
+        assert ok_data(await call(client, "audit_verify_chain", {}))["valid"] is True
+        listed = ok_data(await call(client, "thought_record_list", {"session_id": session}))
+        assert len(listed["records"]) == 1
+        ok_data(await call(client, "task_next_actions", {}))
+    time.sleep(1.5)
+    assert _counts(url) == counts
+    assert _writes(postgres_server, url) == writes
+
+
+def test_a_write_on_a_read_only_open_is_a_read_only_error(postgres_server: pg.PostgresServer) -> None:
+    url = postgres_server.new_database()
+    db = open_database(url, readonly=True)
+    try:
+        with pytest.raises(errors.ReadOnlyError) as caught:
+            db.execute("UPDATE trail_head SET seq = 5")
+        assert isinstance(caught.value.__cause__, psycopg.Error)
+        with pytest.raises(errors.ReadOnlyError), db.atomic() as conn:
+            conn.execute("DELETE FROM tasks")
+        assert db.execute("SELECT seq FROM trail_head").fetchone()[0] == 0
+    finally:
+        db.close()
+
+
+def test_driver_errors_become_the_storage_error_tree(postgres_server: pg.PostgresServer) -> None:
+    with pytest.raises(errors.UnavailableError, match="no_such_db"):
+        open_database(postgres_server.url("no_such_db"))
+    db = open_database(postgres_server.new_database())
+    try:
+        with pytest.raises(errors.IntegrityError):
+            db.execute("INSERT INTO trail_head (id, seq, hash) VALUES (1, 0, 'x')")
+        with pytest.raises(errors.OperationalError):
+            db.execute("SELECT * FROM no_such_table")
+        assert db.execute("SELECT count(*) FROM trail_head").fetchone()[0] == 1
+    finally:
+        db.close()
+
+
+def test_write_transactions_of_two_connections_run_one_at_a_time(postgres_server: pg.PostgresServer) -> None:
+    url = postgres_server.new_database()
+    first, second = open_database(url), open_database(url)
+    order: list[str] = []
+    entered = threading.Event()
+
+    def other() -> None:
+        entered.wait(5)
+        with second.atomic():
+            order.append("second")
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    try:
+        with first.atomic():
+            entered.set()
+            time.sleep(0.5)  # the second writer waits for the advisory lock all this time
+            order.append("first")
+        thread.join(10)
+        assert order == ["first", "second"]
+    finally:
+        first.close()
+        second.close()
