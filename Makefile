@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean chromium
 
 $(BIN)/python:
 	@echo "creating $(VENV)" >&2
@@ -49,7 +49,21 @@ $(HTTP_NPM_STAMP): $(HTTP_NPM)/package.json $(HTTP_NPM)/package-lock.json
 		else echo "npm ci failed: the HTTP interop tests will be skipped" >&2; fi; \
 	fi
 
-test: lint $(HTTP_NPM_STAMP)
+# The page tests (tests/ui) drive Debian's chromium through Playwright (never `playwright install`).
+# Installed with apt-get when missing (as root); under CI a browser that cannot be had stops the run.
+CHROMIUM := /usr/bin/chromium
+
+chromium:
+	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's chromium for the page tests" >&2; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2 || true; \
+	fi; \
+	if [ ! -x $(CHROMIUM) ]; then \
+		if [ "$$CI" = true ]; then echo "$(CHROMIUM) not found: CI needs Debian's chromium for tests/ui" >&2; exit 1; fi; \
+		echo "$(CHROMIUM) not found: the browser tests (tests/ui) will be skipped" >&2; \
+	fi
+
+test: lint $(HTTP_NPM_STAMP) chromium
 	$(BIN)/pytest
 
 bench: $(STAMP)

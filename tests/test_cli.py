@@ -12,7 +12,7 @@ import pytest
 from colibri.cli import build_parser
 from tests.helpers import clean_env
 
-COMMANDS = ["serve", "tools", "call", "verify", "switchboard"]
+COMMANDS = ["serve", "token", "tools", "call", "verify", "switchboard", "ui"]
 
 
 def _colibri(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -46,6 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     token_actions.add_parser("list", help="names, scopes, status and expiry (never the tokens)")
     revoke = token_actions.add_parser("revoke", help="refuse this token from now on")
     revoke.add_argument("name", metavar="NAME")
+    ui = commands.add_parser(
+        "ui",
+        help="serve read-only pages: the board, the trail, the audit",
+        description="Serve the board, the trail and the audit as HTML pages over COLIBRI_DB_PATH, opened "
+        "read-only. A token from `colibri token create` is asked for once and kept in a cookie.",
+    )
+    ui.add_argument("--http", metavar="HOST:PORT", default="127.0.0.1:8765", help="default 127.0.0.1:8765")
+    ui.add_argument("--no-auth", action="store_true", help="serve without a token (loopback addresses only)")
     commands.add_parser(
         "tools",
         help="list the tools admitted in the current mode",
@@ -116,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.command == "tools":
         return _tools(config)
+    if args.command == "ui":
+        return _ui(config, args)
     if args.command == "call":
         return _call(args.tool, args.arguments)
     from colibri.verifier.offline import run_verify
@@ -183,6 +193,36 @@ def _serve_http(config: Config, args: argparse.Namespace) -> int:
     logs.configure(config.log_level)
     options = HttpOptions(host, port, not args.no_auth, tuple(args.allow_host), args.public_url)
     anyio.run(serve_http, App(config), options)
+    return EXIT_OK
+
+
+def _ui(config: Config, args: argparse.Namespace) -> int:
+    import anyio
+
+    from colibri.core.errors import StorageError
+    from colibri.serving import logs
+    from colibri.serving.address import parse_address
+    from colibri.serving.http import is_loopback
+    from colibri.ui.serve import serve_ui
+
+    try:
+        host, port = parse_address(args.http)
+    except ValueError as exc:
+        print(f"colibri ui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.no_auth and not is_loopback(host):
+        print(
+            f"colibri ui: --no-auth is refused for {host}, which is not a loopback address: anyone who "
+            "can reach it could read the board, the trail and the audit; use a token",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    logs.configure(config.log_level)
+    try:
+        anyio.run(lambda: serve_ui(config.db_path, host, port, require_token=not args.no_auth))
+    except StorageError as exc:
+        print(f"colibri ui: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 

@@ -1,0 +1,48 @@
+"""`colibri ui`: the pages alone, over a read-only connection, on HOST:PORT.
+
+The database is opened read-only (SQLite `mode=ro`), so no page can write even by mistake;
+the pages then read what a running `colibri serve` writes. Host names are checked as for
+`colibri serve --http`, so a page cannot be read through a rebound DNS name.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from colibri import __version__
+from colibri.serving.http import LOOPBACK, WILDCARD, base_url, is_loopback, run_http
+from colibri.storage import open_database
+from colibri.ui.pages import page_routes
+from colibri.ui.reader import OwnReader, Reader
+
+log = logging.getLogger("colibri.ui")
+
+
+def web_app(
+    reader: Reader, *, require_token: bool, host: str, allowed_hosts: tuple[str, ...] = ()
+) -> Starlette:
+    names = [*LOOPBACK, host, *allowed_hosts] if is_loopback(host) else [host, *allowed_hosts]
+    middleware = [] if host in WILDCARD else [Middleware(TrustedHostMiddleware, allowed_hosts=names)]
+    return Starlette(routes=page_routes(reader, require_token=require_token), middleware=middleware)
+
+
+async def serve_ui(db_path: Path, host: str, port: int, *, require_token: bool) -> None:
+    """Serve the pages until SIGTERM or SIGINT, then close the database."""
+    db = open_database(db_path, readonly=True)
+    try:
+        app = web_app(OwnReader(db), require_token=require_token, host=host)
+        log.info(
+            "colibri %s ui at %s/ over %s (read-only; %s)",
+            __version__,
+            base_url(host, port),
+            db_path.resolve(),
+            "a token is required" if require_token else "NO authentication, loopback only",
+        )
+        await run_http(app, host, port)
+    finally:
+        db.close()
