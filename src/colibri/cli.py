@@ -191,7 +191,18 @@ def _serve_http(config: Config, args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     logs.configure(config.log_level)
-    options = HttpOptions(host, port, not args.no_auth, tuple(args.allow_host), args.public_url)
+    from colibri.ui.pages import page_routes
+    from colibri.ui.serve import page_hosts
+
+    hosts = page_hosts(host, tuple(args.allow_host))
+    options = HttpOptions(
+        host,
+        port,
+        not args.no_auth,
+        tuple(args.allow_host),
+        args.public_url,
+        pages=lambda reader: page_routes(reader, require_token=not args.no_auth, hosts=hosts),
+    )
     anyio.run(serve_http, App(config), options)
     return EXIT_OK
 

@@ -7,7 +7,7 @@ import urllib.request
 from pathlib import Path
 
 from tests.helpers import clean_env
-from tests.http.helpers import colibri, get, make_token
+from tests.http.helpers import colibri, get, make_token, running
 from tests.ui.browser import ui_server
 
 
@@ -57,3 +57,21 @@ def test_bad_input_gets_a_clear_status(tmp_path: Path) -> None:
         assert get(f"{base}/tasks/T-404")[0] == 404
         assert get(f"{base}/trail/nope")[0] == 404
         assert get(f"{base}/", {"Host": "evil.example"})[0] == 400
+
+
+def test_serve_http_shows_the_same_pages_at_root(tmp_path: Path) -> None:
+    env = clean_env(tmp_path)
+    token = make_token(env, "viewer", "read")
+    with running(env, tmp_path) as server:
+        status, _, body = get(f"{server.base}/")
+        assert status == 200 and b"Sign in" in body
+        status, _, body = get(f"{server.base}/", {"Authorization": f"Bearer {token}"})
+        assert status == 200 and b'id="column-todo"' in body
+        status, headers = _post_login(server.base, token, "/trail")
+        assert status == 303 and headers["location"] == "/trail"
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        status, _, body = get(f"{server.base}/trail", {"Cookie": cookie})
+        assert status == 200 and b'id="sessions"' in body
+        assert get(f"{server.base}/", {"Authorization": f"Bearer {token}", "Host": "evil.example"})[0] == 400
+        # The MCP endpoint keeps its own rule: a cookie is not a bearer token.
+        assert get(server.url, {"Cookie": cookie})[0] == 401

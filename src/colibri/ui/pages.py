@@ -15,7 +15,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import Route
 
 from colibri import __version__
 from colibri.core.errors import StorageError
@@ -39,10 +39,20 @@ def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
 
 
-def page_routes(reader: Reader, *, require_token: bool) -> list[BaseRoute]:
-    """The pages, reading through `reader`; with `require_token` every page needs a valid token."""
+def page_routes(reader: Reader, *, require_token: bool, hosts: frozenset[str] | None = None) -> list[Route]:
+    """The pages, reading through `reader`; with `require_token` every page needs a valid token.
+    `hosts` (None: any) are the Host names answered, so a rebound DNS name reads nothing."""
+
+    def host_checked(handler: Handler) -> Handler:
+        async def run(request: Request) -> Response:
+            if hosts is not None and _host_name(request.headers.get("host", "")) not in hosts:
+                return render("error.html", 400, title="Bad request", message="unknown Host header")
+            return await handler(request)
+
+        return run
 
     def guarded(handler: Handler) -> Handler:
+        @host_checked
         async def run(request: Request) -> Response:
             if require_token and await auth.principal_of(reader, auth.presented_token(request)) is None:
                 return auth.to_login(request)
@@ -112,10 +122,17 @@ def page_routes(reader: Reader, *, require_token: bool) -> list[BaseRoute]:
         Route("/trail", guarded(sessions), methods=["GET"]),
         Route("/trail/{session_id}", guarded(session), methods=["GET"]),
         Route("/audit", guarded(audit), methods=["GET"]),
-        Route("/login", login_form, methods=["GET"]),
-        Route("/login", login, methods=["POST"]),
-        Route("/logout", logout, methods=["GET"]),
+        Route("/login", host_checked(login_form), methods=["GET"]),
+        Route("/login", host_checked(login), methods=["POST"]),
+        Route("/logout", host_checked(logout), methods=["GET"]),
     ]
+
+
+def _host_name(header: str) -> str:
+    """The name in a Host header, without its port: `[::1]:80` -> `::1`, `a.b:80` -> `a.b`."""
+    if header.startswith("["):
+        return header[1 : header.find("]")].lower() if "]" in header else ""
+    return header.rsplit(":", 1)[0].lower() if header.count(":") == 1 else header.lower()
 
 
 def _int(value: str | None) -> int | None:

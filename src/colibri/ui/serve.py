@@ -11,8 +11,6 @@ import logging
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from colibri import __version__
 from colibri.serving.http import LOOPBACK, WILDCARD, base_url, is_loopback, run_http
@@ -23,12 +21,17 @@ from colibri.ui.reader import OwnReader, Reader
 log = logging.getLogger("colibri.ui")
 
 
-def web_app(
-    reader: Reader, *, require_token: bool, host: str, allowed_hosts: tuple[str, ...] = ()
-) -> Starlette:
+def page_hosts(host: str, allowed_hosts: tuple[str, ...] = ()) -> frozenset[str] | None:
+    """The Host names the pages answer to (None: any, for a wildcard bind), as for the MCP endpoint."""
+    if host in WILDCARD:
+        return None
     names = [*LOOPBACK, host, *allowed_hosts] if is_loopback(host) else [host, *allowed_hosts]
-    middleware = [] if host in WILDCARD else [Middleware(TrustedHostMiddleware, allowed_hosts=names)]
-    return Starlette(routes=page_routes(reader, require_token=require_token), middleware=middleware)
+    return frozenset(name.lower() for name in names)
+
+
+def web_app(reader: Reader, *, require_token: bool, host: str) -> Starlette:
+    hosts = page_hosts(host)
+    return Starlette(routes=page_routes(reader, require_token=require_token, hosts=hosts))
 
 
 async def serve_ui(db_path: Path, host: str, port: int, *, require_token: bool) -> None:
