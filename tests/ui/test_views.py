@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from colibri.domains.proofs import sessions
 from colibri.domains.tasks.arguments import CreateTaskArgs
 from colibri.domains.tasks.service import create_task
 from colibri.domains.trail import records
 from colibri.storage import Database
-from colibri.ui import views
+from colibri.ui import integrity, views
 
 
 def _task(db: Database, title: str, **fields: object) -> str:
@@ -55,8 +59,37 @@ def test_session_page_pages_records_and_filters_by_kind(fresh_db: Database) -> N
         records.append(fresh_db, session, "plan" if n % 2 else "analysis", f"r{n}")
     page = views.session_page(fresh_db, session, None, None)
     assert page is not None and len(page["records"]) == views.PAGE and page["next_cursor"]
-    assert page["chain"].first_break is None and page["seal"] is None
+    assert page["integrity"].chain.first_break is None and page["integrity"].seal is None
     rest = views.session_page(fresh_db, session, None, page["next_cursor"])
     assert rest is not None and len(rest["records"]) == 3 and rest["next_cursor"] is None
     plans = views.session_page(fresh_db, session, "plan", None)
     assert plans is not None and {record.kind for record in plans["records"]} == {"plan"}
+
+
+def test_long_spans_are_checked_in_the_background_and_rechecked(
+    fresh_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(views, "INLINE_SPAN", 2)
+    monkeypatch.setattr(integrity, "MAX_AGE_S", 0.0)
+    monkeypatch.setattr(integrity, "CHECKS", integrity.BackgroundChecks())
+    monkeypatch.setattr(views, "CHECKS", integrity.CHECKS)
+    session = sessions.start(fresh_db, None).session_id
+    for n in range(5):
+        records.append(fresh_db, session, "plan", f"r{n}")
+
+    def settled(wanted_break: bool) -> integrity.Integrity:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            page = views.session_page(fresh_db, session, None, None)
+            assert page is not None
+            known = page["integrity"]
+            if known.chain is not None and (known.chain.first_break is not None) == wanted_break:
+                return known
+            time.sleep(0.02)
+        raise AssertionError("the background check never reported")
+
+    assert views.session_page(fresh_db, session, None, None)["integrity"].chain is None  # type: ignore[index]
+    assert settled(False).chain.checked == 5  # type: ignore[union-attr]
+    fresh_db.execute("UPDATE thought_records SET content = 'forged' WHERE seq = 3")
+    found = settled(True).chain
+    assert found is not None and found.first_break is not None and found.first_break.seq == 3

@@ -12,7 +12,6 @@ from typing import Any
 from colibri.core.cursor import decode_cursor, encode_cursor
 from colibri.core.database import Database
 from colibri.domains.proofs import repository as proofs
-from colibri.domains.proofs.seals import check_seal
 from colibri.domains.tasks import repository as tasks
 from colibri.domains.tasks.arguments import ListTasksArgs
 from colibri.domains.tasks.listing import list_tasks
@@ -20,9 +19,9 @@ from colibri.domains.tasks.models import Task
 from colibri.domains.tasks.next_actions import next_actions
 from colibri.domains.tasks.service import get_task_detail
 from colibri.domains.trail import repository as trail
-from colibri.domains.trail.verify import verify
 from colibri.storage.audit_read import list_actions
 from colibri.ui.graph import Graph, lay_out
+from colibri.ui.integrity import CHECKS, INLINE_SPAN, check_now
 
 STATUSES = ("todo", "in_progress", "blocked", "review", "done", "cancelled")
 PAGE = 50
@@ -84,7 +83,8 @@ def session_page(db: Database, session_id: str, kind: str | None, after: str | N
     """The session, a page of its records, and the state of the chain over its records and of its seal.
 
     The chain is checked over the seq range the session spans (the records of other sessions
-    inside it too, as they link it together); the whole store is `colibri verify`'s work."""
+    inside it too, as they link it together; see `integrity`); the whole store is `colibri
+    verify`'s work."""
     with db.snapshot() as conn:
         session = proofs.get_session(conn, session_id)
         if session is None:
@@ -94,8 +94,12 @@ def session_page(db: Database, session_id: str, kind: str | None, after: str | N
             conn, session_id=session_id, task_id=None, kind=kind, after_seq=after_seq, limit=PAGE + 1
         )
         span = trail.session_seq_range(conn, session_id)
-        report = None if span is None else verify(db, from_seq=span[0], to_seq=span[1])
-        seal = None if session.seal is None else check_seal(conn, session_id, session.seal)
+        if span is None:
+            integrity = None
+        elif span[1] - span[0] < INLINE_SPAN:
+            integrity = check_now(db, session, span)
+        else:
+            integrity = CHECKS.status(db.path, session, span)
     more = len(records) > PAGE
     records = records[:PAGE]
     return {
@@ -103,8 +107,7 @@ def session_page(db: Database, session_id: str, kind: str | None, after: str | N
         "records": records,
         "kind": kind,
         "span": span,
-        "chain": report,
-        "seal": seal,
+        "integrity": integrity,
         "next_cursor": encode_cursor(records[-1].seq) if more else None,
     }
 
