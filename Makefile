@@ -1,6 +1,9 @@
 # Two commands: `make run` sets up and serves; `make test` sets up and proves it works.
 # The recipes that `make run` depends on are silent on stdout (setup output goes to stderr),
 # so `make run` can itself be the command an MCP client launches: stdout is the JSON-RPC wire.
+# No "Entering directory" lines on stdout for `make -C DIR run` (make >= 4.4 honours this setting for
+# the top level too; make 4.3 prints that line before reading any makefile: use `make -s -C DIR run`).
+MAKEFLAGS += --no-print-directory
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

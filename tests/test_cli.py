@@ -12,7 +12,7 @@ import pytest
 from colibri.cli import build_parser
 from tests.helpers import clean_env
 
-COMMANDS = ["serve", "token", "tools", "call", "verify", "switchboard", "ui"]
+COMMANDS = ["serve", "tools", "call", "verify", "switchboard", "token", "ui"]
 
 
 def _colibri(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -72,3 +72,38 @@ def test_call_exits_2_on_bad_configuration(tmp_path: Path) -> None:
     result = _colibri("call", "server_ping", env=clean_env(tmp_path, COLIBRI_MODE="ADMIN"))
     assert result.returncode == 2
     assert "COLIBRI_MODE" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(["tools"], 0), (["call", "server_ping"], 0), (["call", "task_get", '{"task_id": "T-404"}'], 1)],
+)
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, args: list[str], code: int) -> None:
+    """`colibri tools | head -1`: the reader is gone before the output is written; nothing to report."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "colibri", *args],
+        env=clean_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # like `head` that has read what it wanted and left
+    with process.stderr:
+        stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == code, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_token_commands_print_the_token_once_and_refuse_bad_requests(tmp_path: Path) -> None:
+    env = clean_env(tmp_path)
+    created = _colibri("token", "create", "alice", "--scope", "read", env=env)
+    assert created.returncode == 0 and created.stdout.startswith("col_")
+    listed = _colibri("token", "list", env=env)
+    assert listed.returncode == 0 and "alice\tread\tactive" in listed.stdout
+    assert created.stdout.strip() not in listed.stdout
+    for args in (["create", "alice", "--scope", "write"], ["create", "bad name", "--scope", "read"]):
+        refused = _colibri("token", *args, env=env)
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert _colibri("token", "revoke", "nobody", env=env).returncode == 2
+    assert _colibri("token", "create", "x", "--scope", "admin", env=env).returncode == 2

@@ -4,8 +4,11 @@ stdout must be the JSON-RPC wire and nothing else."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import clean_env
 
@@ -26,11 +29,27 @@ REQUESTS = [
 ]
 
 
-def test_make_run_serves_json_rpc_only_on_stdout(tmp_path: Path) -> None:
+def _make_version() -> tuple[int, ...]:
+    banner = subprocess.run(["make", "--version"], capture_output=True, text=True, check=True).stdout
+    found = re.search(r"GNU Make (\d+)\.(\d+)", banner)
+    return tuple(int(part) for part in found.groups()) if found else (0,)
+
+
+# make 4.3 prints "Entering directory" for -C before it reads any makefile, so only the command line
+# can silence it there (-s); from 4.4 the Makefile's own MAKEFLAGS does (README, Quick start).
+MAKE_FROM_ELSEWHERE = ([["make", "-C", str(ROOT), "run"]] if _make_version() >= (4, 4) else []) + [
+    ["make", "-s", "-C", str(ROOT), "run"]
+]
+
+
+@pytest.mark.parametrize(
+    "command", [["make", "--no-print-directory", "run"], *MAKE_FROM_ELSEWHERE], ids=" ".join
+)
+def test_make_run_serves_json_rpc_only_on_stdout(tmp_path: Path, command: list[str]) -> None:
     stdin = "".join(json.dumps(request) + "\n" for request in REQUESTS)
     result = subprocess.run(
-        ["make", "--no-print-directory", "run"],
-        cwd=ROOT,
+        command,
+        cwd=ROOT if "-C" not in command else tmp_path,
         input=stdin.encode(),
         capture_output=True,
         env=clean_env(tmp_path),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -240,9 +241,7 @@ def _ui(config: Config, args: argparse.Namespace) -> int:
 def _tools(config: Config) -> int:
     from colibri.tools.catalog import TOOLS
 
-    for tool in TOOLS:
-        if tool.admitted_in(config.mode):
-            print(f"{tool.name}\t{tool.description}")
+    _emit("".join(f"{tool.name}\t{tool.description}\n" for tool in TOOLS if tool.admitted_in(config.mode)))
     return EXIT_OK
 
 
@@ -263,8 +262,20 @@ def _call(tool: str, raw_arguments: str) -> int:
     from colibri.client import call_once
 
     envelope = anyio.run(call_once, tool, arguments)
-    print(json.dumps(envelope, indent=2, ensure_ascii=False))
+    _emit(json.dumps(envelope, indent=2, ensure_ascii=False) + "\n")
     failed = envelope.get("ok") is not True or (
         isinstance(envelope.get("data"), dict) and envelope["data"].get("ok") is False
     )
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _emit(text: str) -> None:
+    """Write to stdout; a reader that stops early (`colibri tools | head -1`) is not an error."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Nothing more can reach the reader; point stdout at /dev/null so the flush at exit is quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

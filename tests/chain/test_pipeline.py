@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ def _save(ctx: ToolContext, args: Note) -> Saved:
 def _tool(name: str, pattern: ErrorPattern, tool_class: ToolClass = ToolClass.WRITE) -> Tool:
     return Tool(
         name=name,
+        title="Test",
         description="test",
         input_model=Note,
         output_model=Saved,
@@ -165,14 +167,50 @@ async def test_unknown_tool(chain: Chain) -> None:
     assert reply.envelope["error"]["code"] == "UNKNOWN_TOOL"
 
 
-async def test_a_broken_audit_sink_changes_nothing_in_the_reply(chain: Chain, fresh_db: Database) -> None:
-    expected = (await chain.run("note_b", {"title": "a"})).envelope
+def _peek(ctx: ToolContext, args: Note) -> Saved:
+    return Saved(title=args.title)
+
+
+async def test_a_broken_audit_sink_changes_nothing_in_a_read_reply(fresh_db: Database) -> None:
+    state = ServerState(version="t", declared_mode=Mode.FULL, phase="phase2", mode=Mode.FULL, db=fresh_db)
+    read = Tool(
+        name="note_read",
+        title="Test",
+        description="t",
+        input_model=Note,
+        output_model=Saved,
+        handler=_peek,
+        tool_class=ToolClass.READ,
+    )
+    chain = Chain({"note_read": read}, state)
+    expected = (await chain.run("note_read", {"title": "a"})).envelope
+    for event in ("INSERT", "UPDATE"):
+        fresh_db.execute(
+            f"CREATE TRIGGER down BEFORE {event} ON actions BEGIN SELECT RAISE(ABORT, 'down'); END"
+        )
+        assert (await chain.run("note_read", {"title": "a"})).envelope == expected
+        fresh_db.execute("DROP TRIGGER down")
+
+
+async def test_a_write_is_refused_when_its_audit_row_cannot_be_written(
+    chain: Chain, fresh_db: Database
+) -> None:
     fresh_db.execute("CREATE TRIGGER down BEFORE INSERT ON actions BEGIN SELECT RAISE(ABORT, 'down'); END")
-    assert (await chain.run("note_b", {"title": "a"})).envelope == expected
+    reply = await chain.run("note_b", {"title": "a"})
+    error = reply.envelope["error"]
+    assert error["code"] == "HANDLER_ERROR" and error["details"] == {"retryable": True}
+    assert "nothing was written" in error["message"] and "retry" in error["message"]
+    assert reply.text == json.dumps(reply.envelope, sort_keys=True, separators=(",", ":"))
+    assert _notes(fresh_db) == [], "never a write without its audit row"
     fresh_db.execute("DROP TRIGGER down")
+
+
+async def test_a_failed_audit_exit_keeps_the_write_and_its_row(chain: Chain, fresh_db: Database) -> None:
+    expected = (await chain.run("note_b", {"title": "a"})).envelope
     fresh_db.execute("CREATE TRIGGER down BEFORE UPDATE ON actions BEGIN SELECT RAISE(ABORT, 'down'); END")
     assert (await chain.run("note_b", {"title": "a"})).envelope == expected
-    assert _notes(fresh_db) == ["a", "a", "a"], "a failed audit statement does not undo the handler's writes"
+    assert _notes(fresh_db) == ["a", "a"]
+    assert _outcomes(fresh_db) == [("note_b", "ok"), ("note_b", "running")]
 
 
 async def test_a_write_and_its_ok_outcome_commit_together(chain: Chain, fresh_db: Database) -> None:
@@ -185,7 +223,9 @@ async def test_a_write_and_its_ok_outcome_commit_together(chain: Chain, fresh_db
         "the client must not be told a lost write succeeded"
     )
     assert _notes(fresh_db) == []
-    assert _outcomes(fresh_db) == [("note_b", "running")], "as after a crash: marked interrupted at boot"
+    assert _outcomes(fresh_db) == [], "the row went with the write: neither was committed"
+    fresh_db.execute("DROP TRIGGER guard")
+    assert not (await chain.run("note_b", {"title": "next"})).is_error, "the next transaction begins"
 
 
 async def test_the_reply_text_is_the_compact_sorted_envelope(chain: Chain) -> None:
@@ -216,12 +256,18 @@ def test_a_tools_class_alone_decides_the_modes_that_admit_it() -> None:
 
 def test_pattern_b_output_schema_admits_the_domain_error() -> None:
     schema: dict[str, Any] = _tool("note_b", ErrorPattern.B).output_schema
-    variants = [set(variant["properties"]) for variant in schema["properties"]["data"]["anyOf"]]
+    success, failure = schema["anyOf"]
+    variants = [set(variant["properties"]) for variant in success["properties"]["data"]["anyOf"]]
     assert variants == [{"title"}, {"ok", "error"}]
-    assert "$defs" not in schema
+    assert failure["properties"]["ok"]["const"] is False
+    assert "$defs" not in str(schema)
 
 
-def test_pattern_a_output_schema_is_the_plain_success_envelope() -> None:
+def test_pattern_a_output_schema_is_the_success_or_the_chain_error() -> None:
     schema: dict[str, Any] = _tool("note_a", ErrorPattern.A).output_schema
-    assert set(schema["properties"]["data"]["properties"]) == {"title"}
-    assert schema["required"] == ["ok", "data"]
+    assert schema["type"] == "object"
+    success, failure = schema["anyOf"]
+    assert set(success["properties"]["data"]["properties"]) == {"title"}
+    assert success["required"] == ["ok", "data"]
+    assert failure["required"] == ["ok", "error"]
+    assert failure["properties"]["error"]["required"] == ["code", "message", "details"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from importlib.metadata import version
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import anyio
 import pytest
 
 from tests.helpers import call, chain_error, clean_env, connect, ok_data, query
-from tests.helpers.raw import RawSession
+from tests.helpers.raw import PROTOCOL_VERSION, RawSession
 
 pytestmark = pytest.mark.anyio
 
@@ -86,3 +87,34 @@ def test_non_object_arguments_get_invalid_params(server_env: dict[str, str], arg
             assert error["details"]["issues"][0].keys() == {"path", "message", "type"}
     finally:
         session.close()
+
+
+def test_while_phase_2_runs_health_reports_the_declared_mode_with_phase1(tmp_path: Path) -> None:
+    """ "Still starting" (declared mode, phase1) never looks like "boot failed" (MINIMAL, phase1)."""
+    db = tmp_path / "held.db"
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # phase 2 waits (busy timeout) until this lock goes
+    session = RawSession(clean_env(tmp_path, COLIBRI_DB_PATH=str(db), COLIBRI_MODE="TEST"))
+    try:
+        session.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        )
+        session.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        starting = session.call_tool("server_health", {})["result"]["structuredContent"]["data"]
+        pinged = session.call_tool("server_ping", {})["result"]["structuredContent"]["data"]
+        holder.execute("COMMIT")
+        holder.close()
+        session.request("tools/list")  # returns once phase 2 is over
+        ready = session.call_tool("server_health", {})["result"]["structuredContent"]["data"]
+    finally:
+        holder.close()
+        session.close()
+    assert (starting["mode"], starting["phase"], starting["db_tables"]) == ("TEST", "phase1", 0)
+    assert pinged["mode"] == "TEST"
+    assert (ready["mode"], ready["phase"]) == ("TEST", "phase2")
+    assert ready["db_tables"] > 0

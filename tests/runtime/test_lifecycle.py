@@ -92,14 +92,15 @@ def test_kill_9_mid_call_is_marked_interrupted_on_next_boot(tmp_path: Path) -> N
             "CREATE TRIGGER slow_exit AFTER UPDATE ON actions BEGIN "
             "SELECT count(*) FROM slow a, slow b, slow c; END"
         )
-    first.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "server_ping"}})
+    # A read tool: the system tools' rows are written whole after the answer, never `running`.
+    first.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "task_list"}})
     deadline = time.monotonic() + 10
-    while ("server_ping", "running") not in _actions(db):
+    while ("task_list", "running") not in _actions(db):
         assert time.monotonic() < deadline, "the call never started"
         time.sleep(0.01)
     first.proc.kill()
     first.close()
-    assert _actions(db)[-1] == ("server_ping", "running")
+    assert _actions(db)[-1] == ("task_list", "running")
     query(db, "DROP TRIGGER slow_exit")
 
     second = RawSession(clean_env(tmp_path))
@@ -107,7 +108,7 @@ def test_kill_9_mid_call_is_marked_interrupted_on_next_boot(tmp_path: Path) -> N
     second.request("tools/list")
     second.close()
     outcomes = _actions(db)
-    assert outcomes[1] == ("server_ping", "interrupted")
+    assert outcomes[1] == ("task_list", "interrupted")
     assert "running" not in {outcome for _, outcome in outcomes}
 
 

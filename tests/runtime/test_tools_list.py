@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from colibri.core.modes import Mode
-from colibri.tools.catalog import admitted_tools
+from colibri.tools.catalog import TOOLS, admitted_tools
 from tests.helpers import call, clean_env, connect, ok_data
 
 pytestmark = pytest.mark.anyio
+
+_CATALOGUE = {tool.name: tool for tool in TOOLS}
 
 
 async def _migrate_once(tmp_path: Path) -> None:
@@ -32,9 +34,18 @@ async def test_lists_exactly_the_admitted_tools_with_schemas(tmp_path: Path, mod
         assert tool.description
         assert tool.input_schema["type"] == "object"
         assert tool.output_schema is not None
-        assert tool.output_schema["properties"]["ok"] == {"const": True, "title": "Ok", "type": "boolean"}
+        assert tool.output_schema["type"] == "object"
+        success, failure = tool.output_schema["anyOf"]
+        assert success["properties"]["ok"] == {"const": True, "title": "Ok", "type": "boolean"}
+        assert failure["properties"]["ok"] == {"const": False, "title": "Ok", "type": "boolean"}
         assert "$ref" not in str(tool.output_schema), "schemas are advertised self-contained"
+        assert tool.title
         assert tool.annotations is not None
+        assert tool.annotations.title == tool.title
+        assert tool.annotations.read_only_hint is not _CATALOGUE[tool.name].writes
+        assert tool.annotations.open_world_hint is False
+        assert tool.annotations.destructive_hint is not None
+        assert tool.annotations.idempotent_hint is not None
 
 
 async def test_admission_table_knows_all_fourteen_tools() -> None:

@@ -17,8 +17,9 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.session import MessageHandlerFnT
+from mcp.types import CallToolResult
 
-from tests.helpers import call, clean_env
+from tests.helpers import clean_env, envelope
 
 FAULT_SERVER = Path(__file__).with_name("fault_server.py")
 FAST = {
@@ -28,6 +29,22 @@ FAST = {
     "call_timeout_s": 1,
     "restart_backoff_s": 0.2,
 }
+
+
+def own_answer(result: CallToolResult) -> dict[str, Any]:
+    """The envelope of a switchboard answer. The switchboard's own error for a tool whose output
+    schema it does not fit travels as the JSON text block alone (SPEC §7); the rest as `envelope`."""
+    if result.structured_content is None:
+        assert result.is_error, result
+        assert len(result.content) == 1 and result.content[0].type == "text", result
+        loaded = json.loads(result.content[0].text)
+        assert isinstance(loaded, dict) and loaded["ok"] is False, loaded
+        return loaded
+    return envelope(result)
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    return own_answer(await client.call_tool(tool, arguments or {}))
 
 
 class Downstreams:

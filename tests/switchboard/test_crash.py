@@ -11,10 +11,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.helpers import call, chain_error
+from tests.helpers import chain_error
 from tests.switchboard.helpers import (
     FAST,
     Downstreams,
+    call,
     servers,
     switchboard,
     wait_for_state,

@@ -8,8 +8,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.helpers import call, chain_error
-from tests.switchboard.helpers import Downstreams, servers, switchboard, wait_for_state, write_config
+from tests.helpers import chain_error
+from tests.switchboard.helpers import Downstreams, call, servers, switchboard, wait_for_state, write_config
 
 pytestmark = pytest.mark.anyio
 

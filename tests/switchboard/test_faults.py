@@ -10,8 +10,16 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.helpers import call, chain_error, envelope
-from tests.switchboard.helpers import Downstreams, servers, switchboard, wait_for_state, write_config
+from tests.helpers import chain_error
+from tests.switchboard.helpers import (
+    Downstreams,
+    call,
+    own_answer,
+    servers,
+    switchboard,
+    wait_for_state,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -155,7 +163,7 @@ async def test_malformed_results_and_flapping(tmp_path: Path) -> None:
                 flapping.append({"rpc_error": exc.error.message})
         status = await servers(client)
 
-    error = envelope(malformed)["error"]
+    error = own_answer(malformed)["error"]
     assert malformed.is_error and error["code"] == "UPSTREAM_ERROR"
     assert "Invalid structured content returned by tool work" in error["message"]
     assert error["details"]["failure"] == "malformed result"

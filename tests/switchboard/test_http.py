@@ -15,10 +15,11 @@ from mcp import Client
 from mcp.client.session import IncomingMessage
 from mcp_types import ToolListChangedNotification
 
-from tests.helpers import call, chain_error
+from tests.helpers import chain_error
 from tests.switchboard.helpers import (
     FAULT_SERVER,
     Downstreams,
+    call,
     free_port,
     servers,
     stop,

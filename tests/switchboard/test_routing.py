@@ -10,8 +10,16 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests.helpers import call, chain_error, envelope, ok_data
-from tests.switchboard.helpers import FAST, Downstreams, switchboard, wait_for_state, write_config
+from tests.helpers import chain_error, ok_data
+from tests.switchboard.helpers import (
+    FAST,
+    Downstreams,
+    call,
+    own_answer,
+    switchboard,
+    wait_for_state,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -147,4 +155,4 @@ async def test_results_and_downstream_errors_pass_through_unchanged(
     assert json.loads(answer.content[0].text) == answer.structured_content  # type: ignore[union-attr]
     assert through_failure.value.code == direct_failure.value.code == -32603
     assert through_failure.value.error.message == "injected failure on call 1"
-    assert refusal.is_error and envelope(refusal)["error"]["code"] == "UNKNOWN_TOOL"
+    assert refusal.is_error and own_answer(refusal)["error"]["code"] == "UNKNOWN_TOOL"

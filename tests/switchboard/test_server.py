@@ -114,7 +114,8 @@ def test_stdout_carries_only_json_rpc_and_sigterm_stops_everything(tmp_path: Pat
     assert "a.work" in {tool["name"] for tool in listed["result"]["tools"]}
     assert answered["result"]["structuredContent"] == {"echo": {"x": 1}, "server": "a", "call": 1}
     assert unknown["result"]["isError"] is True
-    assert not_an_object["error"]["code"] == -32602
+    refused = not_an_object["result"]
+    assert refused["isError"] is True and refused["structuredContent"]["error"]["code"] == "INVALID_PARAMS"
     assert b"colibri.switchboard" in stderr, "logs go to stderr"
     deadline = time.monotonic() + 5
     while not process_gone(a_pid):

@@ -9,6 +9,8 @@ from colibri.chain import envelope
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
 from colibri.core.envelope_text import to_json
 from colibri.core.errors import StorageError
+from colibri.core.text import printable_tree
+from colibri.storage.audit_log import FinishedCall
 
 log = logging.getLogger("colibri.chain")
 
@@ -21,12 +23,33 @@ class AuditExit:
         result = call.envelope
         assert result is not None
         call.text = to_json(result)
+        if not envelope.encodable(call.text):
+            # A string with lone surrogates (a file name that is not UTF-8, say) would make the
+            # hash, the audit row and the reply itself fail: send and record it escaped instead.
+            result = call.envelope = printable_tree(result)
+            call.text = to_json(result)
         outcome = envelope.outcome(result)
         duration_ms = (time.perf_counter() - call.started) * 1000
-        try:
-            self._audit.exit(call.sequence_no, outcome, envelope.digest(call.text), duration_ms)
-        except StorageError as exc:
-            log.error("audit sink failed at audit-exit for %s: %s", call.tool_name, exc)
+        result_hash = envelope.digest(call.text)
+        if call.inline:
+            assert call.arguments is not None
+            arguments = call.arguments.model_dump_json()
+            row = FinishedCall(
+                call.correlation_id,
+                call.tool_name,
+                arguments,
+                outcome,
+                result_hash,
+                call.started_at,
+                duration_ms,
+                call.caller.principal,
+            )
+            self._audit.later(row)
+        else:
+            try:
+                self._audit.exit(call.sequence_no, outcome, result_hash, duration_ms)
+            except StorageError as exc:
+                log.error("audit sink failed at audit-exit for %s: %s", call.tool_name, exc)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "dispatch tool=%s correlation_id=%s outcome=%s duration_ms=%.3f",

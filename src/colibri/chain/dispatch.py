@@ -1,11 +1,9 @@
 """Stage 4 — dispatch: run the handler and shape its result.
 
-A write tool's handler runs inside one transaction, and audit-exit runs inside it too, so
-the handler's writes and the `ok` outcome commit together: a crash before that commit
-leaves neither (the row stays `running` and is marked `interrupted` at the next boot).
-A handler that raises has its writes rolled back; audit-exit then records the error alone.
-If the commit itself fails, the audit-exit inside it was rolled back too, so the error
-envelope goes through audit-exit once more.
+A write tool runs inside the transaction audit-enter opened, which also holds its audit row
+and, after audit-exit, its outcome: all commit together or not at all. The handler itself runs
+in a savepoint, so a handler that raises has its writes rolled back while its row stays, and
+audit-exit records the error.
 """
 
 from __future__ import annotations
@@ -28,8 +26,8 @@ class Dispatch:
             if tool.writes and db is not None:
                 with db.atomic():
                     call.envelope = self._run(tool, context, call)
-                    return await call_next(call)
-            call.envelope = self._run(tool, context, call)
+            else:
+                call.envelope = self._run(tool, context, call)
         except Exception as exc:  # noqa: BLE001 - every handler failure becomes an envelope; nothing escapes
             call.envelope = envelope.from_exception(exc, tool)
         return await call_next(call)

@@ -49,5 +49,13 @@ def outcome(envelope: Envelope) -> str:
     return "error" if isinstance(data, dict) and data.get("ok") is False else "ok"
 
 
+def encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()

@@ -15,6 +15,7 @@ from colibri.chain.errors import ChainError
 from colibri.chain.tool_lock import ToolLock
 from colibri.chain.types import Call, ChainDeps, Envelope, Next, Stage
 from colibri.chain.validate import SchemaValidate
+from colibri.chain.worker import in_worker
 from colibri.core.callers import LOCAL, Caller
 from colibri.core.envelope_text import to_json
 from colibri.core.spec import Tool
@@ -22,6 +23,7 @@ from colibri.core.state import ServerState
 from colibri.storage.audit_log import AuditLog
 
 STAGES: tuple[type[Stage], ...] = (ToolLock, SchemaValidate, AuditEnter, Dispatch, AuditExit)
+RETRY_LATER_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,15 +42,36 @@ class Chain:
     def __init__(self, tools: Mapping[str, Tool], state: ServerState) -> None:
         deps = ChainDeps(tools=tools, state=state, audit=AuditLog(state), lock=anyio.Lock(fast_acquire=True))
         self.lock = deps.lock
+        self._audit = deps.audit
         self._entry = _compose([stage(deps) for stage in STAGES])
+        self._wake: anyio.Event | None = None
 
     async def run(self, tool_name: str, raw_arguments: object, caller: Caller = LOCAL) -> Reply:
         call = Call(tool_name=tool_name, raw_arguments=raw_arguments, caller=caller)
         try:
             result = await self._entry(call)
+            text = call.text or to_json(result)
         except ChainError as exc:
             result = envelope.chain_error(exc)
-        return Reply(result, call.text or to_json(result))
+            text = to_json(result)
+        if call.inline and self._wake is not None and self._audit.pending():
+            self._wake.set()
+        return Reply(result, text)
+
+    async def write_later_rows(self) -> None:
+        """For the life of the server: write the audit rows of calls answered inline, soon after
+        them, under the lock and off the event loop."""
+        while True:
+            self._wake = anyio.Event()
+            await self._wake.wait()
+            async with self.lock:
+                await in_worker(self._audit.flush_later)
+            if self._audit.pending():  # the database was busy; try again a little later
+                await anyio.sleep(RETRY_LATER_S)
+
+    def close(self) -> None:
+        """Write what is left; the caller holds the lock or knows no call runs any more."""
+        self._audit.flush_later()
 
 
 async def _end(call: Call) -> Envelope:

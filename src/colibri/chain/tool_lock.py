@@ -1,4 +1,11 @@
-"""Stage 1 — tool-lock: admission by mode and by the caller's scope, then one call at a time."""
+"""Stage 1 — tool-lock: admission by mode and by the caller\'s scope, then one call at a time, in a
+worker thread.
+
+The system tools (`server_ping`, `server_health`) read only the server's state in memory: they
+are answered at once on the event loop, without the lock, so a long call or a database held by
+another process never delays them (SPEC §8). Every other admitted call takes the lock and runs
+the rest of the chain in a worker thread (chain/worker.py).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +13,10 @@ import logging
 
 from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
+from colibri.chain.worker import drive, in_worker
 from colibri.core import ids
 from colibri.core.errors import StorageError
+from colibri.core.modes import ToolClass
 
 log = logging.getLogger("colibri.chain")
 
@@ -40,8 +49,12 @@ class ToolLock:
                 scope=call.caller.scope,
             )
         call.tool = tool
-        async with self._lock:
+        if tool.tool_class is ToolClass.SYSTEM:
+            call.inline = True
             return await call_next(call)
+        async with self._lock:
+            # Rows of calls answered inline are written first, under the same lock.
+            return await in_worker(drive, self._audit.flush_later, call_next(call))
 
     def _refusal(self, name: str) -> str:
         state = self._state

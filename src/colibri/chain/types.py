@@ -32,6 +32,8 @@ class Call:
     correlation_id: str = ""
     sequence_no: int | None = None
     started: float = 0.0
+    started_at: str = ""  # UTC timestamp for the audit row
+    inline: bool = False  # answered on the event loop without the lock (the system tools)
     envelope: Envelope | None = None
     text: str | None = None  # the envelope as JSON, once audit-exit has serialised it
 

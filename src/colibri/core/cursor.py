@@ -13,6 +13,8 @@ import binascii
 
 _PREFIX = "after:"
 MAX_SEQ = 2**63 - 1  # the largest integer SQLite (and PostgreSQL's bigint) can store
+# Our cursors are at most 34 characters; anything much longer is not one, and is not decoded at all.
+_MAX_LENGTH = 64
 
 
 def encode_cursor(after: int) -> str:
@@ -25,10 +27,12 @@ def decode_cursor(cursor: str, *, first_page: str = "the first page") -> int:
 
     `first_page` names what omitting the cursor gives, for the refusal's advice.
     """
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        text = ""
+    text = ""
+    if len(cursor) <= _MAX_LENGTH:
+        try:
+            text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            text = ""
     number = text.removeprefix(_PREFIX)
     # At most 19 digits before int(): a longer number is out of range anyway, and int() of a
     # very long digit string raises its own ValueError.

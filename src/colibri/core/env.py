@@ -1,4 +1,5 @@
-"""Reading `COLIBRI_*` variables, one way everywhere: a choice among fixed values, a path list."""
+"""Reading `COLIBRI_*` variables, one way everywhere: a choice among fixed values, a path list,
+the message size limit both programs share."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pathlib import Path
 from typing import TypeVar
 
 E = TypeVar("E", bound=StrEnum)
+
+MAX_MESSAGE_VARIABLE = "COLIBRI_MAX_MESSAGE_BYTES"
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 class ConfigError(ValueError):
@@ -33,3 +37,12 @@ def path_list(env: Mapping[str, str], variable: str) -> tuple[Path, ...] | None:
     """Paths separated by `os.pathsep`; None when the variable is unset or empty."""
     raw = env.get(variable)
     return tuple(Path(p) for p in raw.split(os.pathsep) if p) if raw else None
+
+
+def max_message_bytes(env: Mapping[str, str]) -> int:
+    """COLIBRI_MAX_MESSAGE_BYTES: the longest JSON-RPC line either program reads (both use it)."""
+    raw = env.get(MAX_MESSAGE_VARIABLE) or str(DEFAULT_MAX_MESSAGE_BYTES)
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit() or not 1024 <= int(text) <= 2**31:
+        raise ConfigError(MAX_MESSAGE_VARIABLE, raw, ["a whole number of bytes from 1024 to 2147483648"])
+    return int(text)

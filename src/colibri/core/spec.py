@@ -14,7 +14,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from colibri.core.modes import Mode, ToolClass, admits
 from colibri.core.schemas import model_schema
@@ -48,6 +48,22 @@ class DomainErrorData(BaseModel):
     error: DomainErrorBody
 
 
+class ChainErrorBody(BaseModel):
+    code: str = Field(
+        description="INVALID_PARAMS, TOOL_NOT_ADMITTED, UNKNOWN_TOOL or HANDLER_ERROR (a gateway in front "
+        "of Colibri may add its own, such as SERVICE_UNAVAILABLE)."
+    )
+    message: str = Field(description="What was wrong and what would be right.")
+    details: dict[str, Any] = Field(description="Facts about the problem, e.g. issues for INVALID_PARAMS.")
+
+
+class ChainErrorEnvelope(BaseModel):
+    """Pattern A: the chain refused or the handler raised; the result has isError true."""
+
+    ok: Literal[False]
+    error: ChainErrorBody
+
+
 @dataclass(slots=True)
 class ToolContext:
     """What a handler may use: the database (None only before phase 2) and the server state."""
@@ -63,13 +79,23 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class Tool:
+    """One tool. `destructive` and `idempotent` describe a writing tool's effect (MCP annotations);
+    a reading tool is neither destructive nor anything but idempotent."""
+
     name: str
+    title: str
     description: str
     input_model: type[BaseModel]
     output_model: type[BaseModel]
     handler: Callable[[ToolContext, Any], BaseModel]
     pattern: ErrorPattern = ErrorPattern.A
+    destructive: bool = False
+    idempotent: bool = False
     tool_class: ToolClass = field(kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not self.writes and (self.destructive or self.idempotent):
+            raise ValueError(f"tool {self.name!r} only reads: it cannot be destructive, and it is idempotent")
 
     @property
     def writes(self) -> bool:
@@ -82,15 +108,24 @@ class Tool:
     def input_schema(self) -> dict[str, Any]:
         return model_schema(self.input_model)
 
+    @property
+    def idempotent_effect(self) -> bool:
+        """Whether repeating a call with the same arguments changes nothing more (reads never do)."""
+        return self.idempotent or not self.writes
+
     @cached_property
     def output_schema(self) -> dict[str, Any]:
-        """The schema of the whole success envelope, which is what `structuredContent` holds."""
+        """Every envelope `structuredContent` can hold: success (for Pattern B, a result or a refusal)
+        or the Pattern A error. Clients check it even on errors, so both must be admitted; the root
+        stays an object schema, as MCP requires of an output schema."""
         data: Any = self.output_model
         if self.pattern is ErrorPattern.B:
             data = self.output_model | DomainErrorData
-        envelope = create_model(
+        success = create_model(
             f"{self.output_model.__name__}Envelope",
+            __doc__=f"Success: data is the {self.name} result"
+            + (", or a domain refusal {ok: false, error}." if self.pattern is ErrorPattern.B else "."),
             ok=(Literal[True], ...),
             data=(data, ...),
         )
-        return model_schema(envelope)
+        return {"type": "object", "anyOf": [model_schema(success), model_schema(ChainErrorEnvelope)]}

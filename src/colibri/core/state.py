@@ -25,7 +25,18 @@ class ServerState:
     # Until phase 2 succeeds only the system tools are admitted; it never widens silently.
     mode: Mode = Mode.MINIMAL
     db: Database | None = None
-    boot_error: str | None = None
+    # Counted once the schema is final (end of phase 2): health answers without touching the
+    # database, so a lock held by another process never delays it.
+    db_tables: int = 0
+    boot_error: str | None = None  # shown to clients: no absolute paths
+
+    @property
+    def reported_mode(self) -> Mode:
+        """The mode health shows: the declared one while phase 2 is still under way, so that
+        "still starting" (declared mode, phase1) and "boot failed" (MINIMAL, phase1) never look alike."""
+        if self.phase == "phase1" and self.boot_error is None:
+            return self.declared_mode
+        return self.mode
 
     def uptime_ms(self) -> int:
         return max(0, int((time.monotonic() - self.boot_start) * 1000))

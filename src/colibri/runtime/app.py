@@ -76,6 +76,7 @@ class App:
         return None
 
     def close(self) -> None:
+        self.chain.close()
         db, self.state.db = self.state.db, None
         if db is not None:
             db.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 import anyio.to_thread
 
@@ -52,9 +53,19 @@ async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Mi
         return
     try:
         db = await anyio.to_thread.run_sync(open_runtime_database, config, migrations)
+        tables = await anyio.to_thread.run_sync(db.user_table_count)
     except StorageError as exc:
-        state.boot_error = str(exc)
+        state.boot_error = without_paths(str(exc), config.db_path)
         log.error("boot failed, serving MINIMAL (server_ping, server_health only): %s", exc)
         return
-    state.db = db
+    state.db, state.db_tables = db, tables
     state.mode, state.phase = config.mode, "phase2"
+
+
+def without_paths(message: str, db_path: Path) -> str:
+    """The boot error as clients see it: the database by its file name only. The full path is on
+    stderr for the operator; a client has no use for the layout of the server's disk."""
+    absolute = db_path.resolve()
+    for shown in sorted({absolute.as_uri(), str(absolute), str(db_path)}, key=len, reverse=True):
+        message = message.replace(shown, db_path.name)
+    return message

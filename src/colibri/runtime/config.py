@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from colibri.core.env import ConfigError, path_list
+from colibri.core.env import DEFAULT_MAX_MESSAGE_BYTES, ConfigError, max_message_bytes, path_list
 from colibri.core.env import choice as _choice
 from colibri.core.modes import Mode
 from colibri.serving.logs import LogLevel, level_from_env
@@ -28,6 +28,7 @@ class Config:
     skills_dirs: tuple[Path, ...] | None = None  # None: the default roots of SPEC §6
     log_level: LogLevel = LogLevel.INFO
     db_sync: DbSync = DbSync.NORMAL
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -42,4 +43,5 @@ class Config:
             skills_dirs=skills_dirs,
             log_level=level_from_env(env),
             db_sync=_choice(env, "COLIBRI_DB_SYNC", DbSync, "normal"),
+            max_message_bytes=max_message_bytes(env),
         )

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from colibri import __version__
+from colibri.chain.worker import in_worker
 from colibri.core.database import Database
 from colibri.core.errors import StorageError
 from colibri.runtime.app import App
@@ -42,8 +43,8 @@ class HttpOptions:
 
 
 class AppReader:
-    """The pages' way to the server's own database: under the chain's lock, in a worker thread,
-    like a tool call, so a page never shares the connection with a handler at the same time."""
+    """The pages' way to the server's own database: under the chain's lock, in the chain's worker
+    thread, like a tool call, so a page never shares the connection with a handler at the same time."""
 
     def __init__(self, app: App) -> None:
         self._app = app
@@ -53,7 +54,7 @@ class AppReader:
             db = self._app.state.db
             if db is None:
                 raise StorageError(f"the database is not open yet ({self._app.readiness() or 'booting'})")
-            return await anyio.to_thread.run_sync(work, db)
+            return await in_worker(work, db)
 
 
 def probe_routes(app: App) -> list[Route]:

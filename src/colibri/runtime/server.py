@@ -34,10 +34,18 @@ def to_result(reply: Reply) -> types.CallToolResult:
 def describe(tool: Tool) -> types.Tool:
     return types.Tool(
         name=tool.name,
+        title=tool.title,
         description=tool.description,
         input_schema=tool.input_schema,
         output_schema=tool.output_schema,
-        annotations=types.ToolAnnotations(read_only_hint=not tool.writes),
+        annotations=types.ToolAnnotations(
+            title=tool.title,
+            read_only_hint=not tool.writes,
+            destructive_hint=tool.destructive,
+            idempotent_hint=tool.idempotent_effect,
+            # Colibri's tools touch only its own database and skill folders, never the outside world.
+            open_world_hint=False,
+        ),
     )
 
 
@@ -95,6 +103,7 @@ async def serve_stdio(app: App) -> None:
         options,
         drain=app.drain,
         what="finishing the call in flight, then closing",
-        background=[app.boot],
+        background=[app.boot, app.chain.write_later_rows],
+        message_limit=app.config.max_message_bytes,
     )
     app.close()

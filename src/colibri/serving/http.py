@@ -1,7 +1,8 @@
 """The HTTP runner: an ASGI app (the SDK's Streamable HTTP app) under uvicorn, on HOST:PORT.
 
 A stop signal ends the server loop (signals.py); `run_http` then returns and the program
-closes what it owns. DNS-rebinding protection follows the host (`security_for`).
+closes what it owns. DNS-rebinding protection follows the host (`security_for`); slow sockets
+and open connections are bounded by `HttpLimits` (http_limits.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import anyio
 from mcp.server.transport_security import TransportSecuritySettings
 
+from colibri.serving.http_limits import HttpLimits, timed_protocol
 from colibri.serving.signals import DRAIN_GRACE_S, on_stop_signal
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -34,9 +36,9 @@ def _bracketed(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-async def run_http(app: Any, host: str, port: int) -> None:
+async def run_http(app: Any, host: str, port: int, limits: HttpLimits | None = None) -> None:
     """Serve `app` until SIGTERM or SIGINT, then return once the server has shut down."""
-    web = _web_server(app, host, port)
+    web = _web_server(app, host, port, limits or HttpLimits())
 
     async def stop() -> None:
         web.should_exit = True
@@ -71,7 +73,7 @@ def security_for(host: str, extra_hosts: Iterable[str] = ()) -> TransportSecurit
     )
 
 
-def _web_server(app: Any, host: str, port: int) -> Any:
+def _web_server(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
     import uvicorn
 
     class Web(uvicorn.Server):
@@ -88,6 +90,8 @@ def _web_server(app: Any, host: str, port: int) -> Any:
         log_config=None,
         access_log=False,
         lifespan="on",
+        http=timed_protocol(limits.header_timeout_s),
+        limit_concurrency=limits.max_connections,
         # Requests in flight get this long to finish after a stop signal; open SSE streams
         # (a client's GET) would otherwise hold the shutdown forever.
         timeout_graceful_shutdown=int(DRAIN_GRACE_S),

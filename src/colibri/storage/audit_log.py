@@ -1,17 +1,27 @@
 """The `actions` table: one row per executed call, opened `running` and closed with its outcome.
 
 Where the mode allows no writes (READONLY, MINIMAL, or before phase 2) events go to the
-debug log instead, so a read-only database stays byte-for-byte unchanged.
+debug log instead, so a read-only database stays byte-for-byte unchanged. The debug log carries
+a digest of the arguments, never the arguments: they may hold secrets.
+
+Calls answered inline (the system tools) must not wait for the database, so their row is
+written later, whole, under the chain's lock: by the next call that takes the lock, by the
+flusher task the server runs, or at close.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import threading
+from dataclasses import dataclass
 
 from colibri.core.clock import utc_now
+from colibri.core.errors import StorageError
 from colibri.core.modes import writes_allowed
 from colibri.core.state import ServerState
 from colibri.storage import Database, Migration
+from colibri.storage.errors import BusyError
 
 log = logging.getLogger("colibri.audit")
 
@@ -43,25 +53,63 @@ MIGRATIONS = [
 ]
 
 
+# Rows waiting for the lock; beyond this (a database locked for a long time) the oldest are dropped.
+MAX_LATER_ROWS = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedCall:
+    """A call answered without the database, to be recorded whole later."""
+
+    correlation_id: str
+    tool: str
+    arguments: str
+    outcome: str
+    result_hash: str
+    started_at: str
+    duration_ms: float
+    principal: str
+
+
+def digest(arguments: str) -> str:
+    """What the debug log shows of a call's arguments: enough to match calls, nothing to read."""
+    return "sha256:" + hashlib.sha256(arguments.encode()).hexdigest()[:16]
+
+
 class AuditLog:
     """Writes audit events for the chain; raises `StorageError` for the stage to report."""
 
     def __init__(self, state: ServerState) -> None:
         self._state = state
+        self._later: list[FinishedCall] = []
+        self._later_lock = threading.Lock()  # appended on the event loop, flushed in a worker
 
     def _db(self) -> Database | None:
         state = self._state
         return state.db if state.db is not None and writes_allowed(state.mode) else None
 
-    def enter(self, correlation_id: str, tool: str, arguments: str, principal: str) -> int | None:
+    def writes(self) -> bool:
+        """True when events go to the database (else to the debug log)."""
+        return self._db() is not None
+
+    def enter(
+        self,
+        correlation_id: str,
+        tool: str,
+        arguments: str,
+        principal: str,
+        started_at: str | None = None,
+    ) -> int | None:
         db = self._db()
         if db is None:
-            log.debug("audit-enter %s %s %s by %s", tool, correlation_id, arguments, principal)
+            log.debug(
+                "audit-enter %s %s arguments=%s by %s", tool, correlation_id, digest(arguments), principal
+            )
             return None
         cursor = db.execute(
             "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal)"
             " VALUES (?, ?, ?, 'running', ?, ?)",
-            (correlation_id, tool, arguments, utc_now(), principal),
+            (correlation_id, tool, arguments, started_at or utc_now(), principal),
         )
         return cursor.lastrowid
 
@@ -86,6 +134,64 @@ class AuditLog:
             " VALUES (?, ?, 'null', 'denied', ?, 0, ?)",
             (correlation_id, tool, utc_now(), principal),
         )
+
+    def later(self, row: FinishedCall) -> bool:
+        """Keep the row of a call answered inline; True when it waits for `flush_later`."""
+        if self._db() is None:
+            log.debug(
+                "audit %s %s arguments=%s outcome=%s %s %.3fms",
+                row.tool,
+                row.correlation_id,
+                digest(row.arguments),
+                row.outcome,
+                row.result_hash,
+                row.duration_ms,
+            )
+            return False
+        with self._later_lock:
+            self._later.append(row)
+            if len(self._later) > MAX_LATER_ROWS:
+                del self._later[0]
+                log.error("audit rows of inline calls are piling up (database unavailable); dropped one")
+        return True
+
+    def pending(self) -> bool:
+        return bool(self._later)
+
+    def flush_later(self) -> None:
+        """Write the kept rows in one transaction; on failure keep them for the next attempt.
+        Blocks on the database: call it under the chain's lock, off the event loop."""
+        db = self._db()
+        with self._later_lock:
+            rows, self._later = self._later, []
+        if db is None or not rows:
+            return
+        try:
+            with db.atomic() as conn:
+                conn.executemany(
+                    "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash,"
+                    " started_at, duration_ms, principal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            r.correlation_id,
+                            r.tool,
+                            r.arguments,
+                            r.outcome,
+                            r.result_hash,
+                            r.started_at,
+                            r.duration_ms,
+                            r.principal,
+                        )
+                        for r in rows
+                    ],
+                )
+        except StorageError as exc:
+            if not isinstance(exc, BusyError):
+                log.error("audit sink failed writing %d row(s) of inline calls: %s", len(rows), exc)
+                return
+            log.warning("database busy: %d audit row(s) of inline calls wait for the next try", len(rows))
+            with self._later_lock:
+                self._later[:0] = rows[-MAX_LATER_ROWS:]
 
 
 def mark_interrupted(db: Database) -> int:

@@ -90,6 +90,8 @@ class SwitchboardConfig:
 
     servers: tuple[ServerSpec, ...]
     fallbacks: Mapping[str, tuple[Target, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    # How long the first tools/list (and early calls) wait for every downstream's first verdict.
+    startup_wait_s: float = 10.0
 
     def server(self, name: str) -> ServerSpec:
         return next(spec for spec in self.servers if spec.name == name)
@@ -139,6 +141,7 @@ class _File(_Strict):
     mcpServers: Annotated[dict[str, _Server], Field(min_length=1)]
     fallbacks: dict[str, Annotated[list[str], Field(min_length=1)]] = {}
     health: _Health = _Health()
+    startup_wait_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -195,7 +198,8 @@ def _build(parsed: _File) -> SwitchboardConfig:
                 "expected a capability name of 1-64 letters, digits, '_' or '-' "
                 f"(no dots, not {STATUS_TOOL!r}), so it cannot clash with a namespaced tool",
             )
-    return SwitchboardConfig(servers=servers, fallbacks=MappingProxyType(fallbacks))
+    startup = {} if parsed.startup_wait_s is None else {"startup_wait_s": parsed.startup_wait_s}
+    return SwitchboardConfig(servers=servers, fallbacks=MappingProxyType(fallbacks), **startup)
 
 
 def _server(name: str, entry: _Server, globals_: dict[str, Any]) -> ServerSpec:

@@ -30,7 +30,8 @@ def first_problem(exc: ValidationError, keys: Mapping[str, tuple[str, ...]]) -> 
         noun = "a number of seconds" if str(loc[-1]).endswith("_s") else "a number"
         expected = f"{noun} > {context['gt']:g}"
     elif kind == "greater_than_equal":
-        expected = f"an integer >= {context['ge']}"
+        noun = "a number of seconds" if str(loc[-1]).endswith("_s") else "an integer"
+        expected = f"{noun} >= {context['ge']:g}"
     elif kind == "finite_number":
         expected = "a finite number of seconds" if str(loc[-1]).endswith("_s") else "a finite number"
     elif kind == "too_short":

@@ -21,6 +21,7 @@ UNKNOWN_TOOL = "UNKNOWN_TOOL"
 UPSTREAM_TIMEOUT = "UPSTREAM_TIMEOUT"
 UPSTREAM_ERROR = "UPSTREAM_ERROR"
 HANDLER_ERROR = "HANDLER_ERROR"
+INVALID_PARAMS = "INVALID_PARAMS"
 
 # JSON-RPC codes that blame the request, not the server: answering them proves the server is alive.
 CLIENT_FAULT_CODES = frozenset({-32700, -32600, -32601, -32602})

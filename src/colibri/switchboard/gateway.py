@@ -18,7 +18,7 @@ import mcp_types as types
 from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.router import Router
-from colibri.switchboard.states import Clock
+from colibri.switchboard.states import Clock, State
 from colibri.switchboard.status import snapshot
 from colibri.switchboard.transport import Connector, open_session
 
@@ -37,6 +37,7 @@ class Switchboard:
         self.downstreams = {spec.name: Downstream(spec, connector, clock) for spec in config.servers}
         self.router = Router(self.downstreams, config.fallbacks, self.status)
         self._changed = anyio.Event()
+        self._started = anyio.Event()
         self._subscribers: list[ToolsChanged] = []
         self._published = self._signature()
         for downstream in self.downstreams.values():
@@ -52,7 +53,20 @@ class Switchboard:
             for downstream in self.downstreams.values():
                 tasks.start_soon(downstream.run, name=f"downstream {downstream.name}")
             tasks.start_soon(self._publish_changes)
+            tasks.start_soon(self._start_up)
             task_status.started()
+
+    async def started(self) -> None:
+        """Return once every downstream has had its first verdict, or `startup_wait_s` has passed.
+
+        A client that lists tools once at start-up (the Inspector CLI, many IDEs) would otherwise see
+        only switchboard_status; after start-up this returns at once."""
+        with anyio.move_on_after(self.config.startup_wait_s):
+            await self._started.wait()
+
+    async def _start_up(self) -> None:
+        await self.settled(self.config.startup_wait_s)
+        self._started.set()
 
     async def settled(self, timeout: float) -> None:
         """Wait (at most `timeout`) until every downstream has had its first verdict."""
@@ -64,6 +78,13 @@ class Switchboard:
         return self.router.tools()
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        if not self._started.is_set() and any(
+            self.downstreams[server].machine.state is State.STARTING
+            for server in self.router.servers_for(name)
+        ):
+            # Sent right after connecting, before its server's first verdict: wait for that verdict
+            # (bounded, as tools/list does) rather than refuse a server that is merely starting.
+            await self.started()
         return await self.router.call(name, arguments)
 
     def status(self) -> dict[str, Any]:

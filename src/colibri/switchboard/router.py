@@ -108,7 +108,7 @@ class Router:
             except DownstreamError as exc:
                 rest = chain[index + 1 :]
                 if exc.sent and not (rest and target.tool in downstream.spec.idempotent):
-                    return _upstream_error(name, target, exc, rest)
+                    return _upstream_error(name, target, exc, rest, self._schemas(chain))
                 # It never reached the server, or repeating it is harmless: on to the next entry.
                 done = "retried, it is idempotent" if exc.sent else "it never reached the server"
                 reasons.append(_reason(target, f"{target} failed ({exc.message}); {done}"))
@@ -116,9 +116,28 @@ class Router:
             SERVICE_UNAVAILABLE,
             f"{name} is unavailable: {'; '.join(reason['reason'] for reason in reasons)}. "
             f"Try again later or call {STATUS_TOOL} for details",
+            schemas=self._schemas(chain),
             tool=name,
             reasons=reasons,
         )
+
+    def servers_for(self, name: str) -> list[str]:
+        """The downstreams a call to `name` may be routed to."""
+        chain = self._chain(name)
+        return [] if chain is None else [target.server for target in chain]
+
+    def schemas_for(self, name: str) -> list[dict[str, Any] | None]:
+        """The output schemas a client may have been shown for the tool `name`."""
+        chain = self._chain(name)
+        return [] if chain is None else self._schemas(chain)
+
+    def _schemas(self, chain: tuple[Target, ...]) -> list[dict[str, Any] | None]:
+        """The output schemas a client may have been shown for a tool served by `chain`."""
+        return [
+            self._downstreams[target.server].tools[target.tool].output_schema
+            for target in chain
+            if target.tool in self._downstreams[target.server].tools
+        ]
 
     def _unknown(self, name: str, chain: tuple[Target, ...] | None) -> types.CallToolResult | None:
         """UNKNOWN_TOOL for a name that is neither a capability nor a tool a known server lists."""
@@ -154,7 +173,11 @@ class Router:
 
 
 def _upstream_error(
-    name: str, target: Target, exc: DownstreamError, rest: tuple[Target, ...]
+    name: str,
+    target: Target,
+    exc: DownstreamError,
+    rest: tuple[Target, ...],
+    schemas: list[dict[str, Any] | None],
 ) -> types.CallToolResult:
     timed_out = isinstance(exc, CallTimedOut)
     what = "did not answer in time" if timed_out else "failed after the request was sent"
@@ -167,6 +190,7 @@ def _upstream_error(
     return envelopes.error(
         UPSTREAM_TIMEOUT if timed_out else UPSTREAM_ERROR,
         message,
+        schemas=schemas,
         tool=name,
         server=target.server,
         repeated=False,

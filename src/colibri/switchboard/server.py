@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -21,10 +22,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri import __version__
+from colibri.pipes import LINE_LIMIT
 from colibri.serving.http import run_http, security_for
+from colibri.serving.http_limits import HttpLimits
+from colibri.serving.signals import DRAIN_GRACE_S
 from colibri.serving.stdio import run_stdio
 from colibri.switchboard import envelopes
-from colibri.switchboard.errors import HANDLER_ERROR
+from colibri.switchboard.errors import HANDLER_ERROR, INVALID_PARAMS
 from colibri.switchboard.gateway import Switchboard
 
 log = logging.getLogger("colibri.switchboard")
@@ -66,6 +70,7 @@ def build_server(board: Switchboard) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        await board.started()
         return types.ListToolsResult(tools=board.tools())
 
     async def call_tool(
@@ -77,10 +82,31 @@ def build_server(board: Switchboard) -> Server[Any]:
             raise
         except Exception as exc:
             log.exception("switchboard failed routing %s", params.name)
-            return envelopes.error(HANDLER_ERROR, f"the switchboard failed: {exc}", tool=params.name)
+            return envelopes.error(
+                HANDLER_ERROR,
+                f"the switchboard failed: {exc}",
+                schemas=board.router.schemas_for(params.name),
+                tool=params.name,
+            )
 
     async def remember_peer(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         peers.remember(ctx)
+        return await call_next(ctx)
+
+    async def refuse_non_object_arguments(
+        ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        # The SDK would answer a bare -32602 before `call_tool` runs; a tool's caller gets an envelope.
+        params = ctx.params if ctx.method == "tools/call" and isinstance(ctx.params, Mapping) else {}
+        arguments, name = params.get("arguments"), params.get("name")
+        if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
+            return envelopes.error(
+                INVALID_PARAMS,
+                f"arguments for {name} must be a JSON object, got {type(arguments).__name__}; "
+                'pass named arguments, e.g. {"key": "value"}, or {} for none',
+                tool=name,
+                issues=[{"path": "", "message": "expected an object", "type": "object_type"}],
+            )
         return await call_next(ctx)
 
     async def tools_changed() -> None:
@@ -99,7 +125,7 @@ def build_server(board: Switchboard) -> Server[Any]:
         on_subscriptions_listen=ListenHandler(bus),
     )
     # Replaces the SDK default (an OpenTelemetry span per message, a no-op without an exporter).
-    server.middleware = [remember_peer]
+    server.middleware = [remember_peer, refuse_non_object_arguments]
     board.on_tools_changed(tools_changed)
     return server
 
@@ -124,8 +150,8 @@ class _Gateway(Server[Any]):
         )
 
 
-async def serve_stdio(board: Switchboard) -> None:
-    """Serve on stdin/stdout until stdin closes or a signal arrives."""
+async def serve_stdio(board: Switchboard, limit: int = LINE_LIMIT) -> None:
+    """Serve on stdin/stdout until stdin closes or a signal arrives; `limit` caps one message."""
     server = build_server(board)
     options = server.create_initialization_options()
     board_scope = anyio.CancelScope()
@@ -142,18 +168,35 @@ async def serve_stdio(board: Switchboard) -> None:
 
     async with anyio.create_task_group() as tasks:
         await tasks.start(run_board)
-        await run_stdio(server, options, drain=drain, what="stopping the downstreams")
+        # Requests read before stdin's end are answered first; none can take longer than this.
+        answer_within_s = board.config.startup_wait_s + max(
+            (spec.health.call_timeout_s for spec in board.config.servers), default=0.0
+        )
+        await run_stdio(
+            server,
+            options,
+            drain=drain,
+            what="stopping the downstreams",
+            message_limit=limit,
+            answer_within_s=answer_within_s + DRAIN_GRACE_S,
+        )
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()
 
 
-async def serve_http(board: Switchboard, host: str, port: int) -> None:
+async def serve_http(board: Switchboard, host: str, port: int, limits: HttpLimits | None = None) -> None:
     """Serve Streamable HTTP at http://HOST:PORT/mcp until SIGINT or SIGTERM."""
+    limits = limits or HttpLimits()
     server = build_server(board)
-    app = server.streamable_http_app(host=host, transport_security=security_for(host))
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=security_for(host),
+        session_idle_timeout=limits.session_idle_s,
+        max_sessions=limits.max_sessions,
+    )
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
         log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
-        await run_http(app, host, port)
+        await run_http(app, host, port, limits)
         log.info("HTTP server stopped; stopping the downstreams")
         tasks.cancel_scope.cancel()

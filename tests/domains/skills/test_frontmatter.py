@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
@@ -106,11 +107,25 @@ def test_load_refuses_frontmatter_that_is_not_a_map(yaml_text: str, words: list[
         assert word in error.reason
 
 
-def test_deep_nesting_and_alias_bombs_stay_cheap() -> None:
-    nested = frontmatter.load("x: " + "[" * 2000 + "]" * 2000 + "\n")
+def test_nesting_up_to_the_bound_loads() -> None:
+    depth = frontmatter.MAX_DEPTH - 1  # the top-level map is one level
+    nested = frontmatter.load("x: " + "[" * depth + "]" * depth + "\n")
     assert "x" in nested.fields
+
+
+@pytest.mark.parametrize("depth", [frontmatter.MAX_DEPTH, 2000, 50_000])
+def test_deeper_nesting_is_refused_before_it_is_composed(depth: int) -> None:
+    started = time.perf_counter()
+    error = problem(frontmatter.load, "x: " + "[" * depth + "]" * depth + "\n")
+    assert error.code == "invalid_yaml" and "levels deep" in error.reason
+    assert time.perf_counter() - started < 1.0
+
+
+def test_alias_bombs_are_refused() -> None:
     bomb = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8)
     )
-    loaded = frontmatter.load(bomb + "metadata: *i\n")
-    assert loaded.metadata is None  # an alias to a list is not a metadata map
+    error = problem(frontmatter.load, bomb + "metadata: *i\n")
+    assert error.code == "invalid_yaml" and "aliases" in error.reason
+    few = frontmatter.load("a: &a [lol]\nb: *a\nmetadata: *a\n")
+    assert few.metadata is None  # an alias to a list is not a metadata map

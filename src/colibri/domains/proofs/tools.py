@@ -15,6 +15,7 @@ from colibri.domains.proofs.models import (
 TOOLS: list[Tool] = [
     Tool(
         name="audit_session_start",
+        title="Start an audit session",
         description=(
             "Start an audit session that groups thought records; every thought_record needs an open "
             "session. Optional session_id (generated when omitted), agent_id and purpose. Returns "
@@ -29,6 +30,7 @@ TOOLS: list[Tool] = [
     ),
     Tool(
         name="merkle_finalize",
+        title="Seal a session",
         description=(
             "Seal a session: builds the RFC 9162 Merkle tree over its record hashes in seq order, "
             "stores the root and accepts no more records for the session. Returns {session_id, root, "
@@ -40,9 +42,12 @@ TOOLS: list[Tool] = [
         handler=handlers.finalize,
         tool_class=ToolClass.WRITE,
         pattern=ErrorPattern.B,
+        # Adds a seal and nothing else; a second call is refused and changes nothing.
+        idempotent=True,
     ),
     Tool(
         name="merkle_root",
+        title="Get a session's Merkle root and proofs",
         description=(
             "The sealed Merkle root of a session {root, leaf_count, finalized_at, algorithm: "
             "rfc9162-sha256}; with record_id also proof {leaf_index, tree_size, record_hash, "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 
 # Wider than any timestamp granularity we expect (FAT's 2 s) so a same-tick change is never trusted.
@@ -27,6 +28,16 @@ def signature(path: str) -> Signature | None:
     except OSError:  # missing, a broken link, a loop or no permission: all read as "nothing usable here"
         return None
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_regular(path: str, limit: int = -1) -> bytes | None:
+    """Up to `limit` bytes of `path` if it is a regular file, else None. Opened without blocking
+    and checked on the open descriptor: a FIFO swapped in after a stat would block a plain open."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read(limit)
 
 
 def is_racy(sig: Signature, observed_at_ns: int) -> bool:
@@ -82,11 +93,10 @@ class FileWatch:
         if current is None or self.content_digest is None or not is_racy(current, self.observed_at):
             return True
         try:
-            with open(self.path, "rb") as handle:
-                content = handle.read()
+            content = read_regular(self.path)
         except OSError:
             return False
-        if digest(content) != self.content_digest:
+        if content is None or digest(content) != self.content_digest:
             return False
         self.observed_at = now
         return True

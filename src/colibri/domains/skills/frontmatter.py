@@ -3,6 +3,12 @@
 The frontmatter is the text between a first line `---` and the next line `---`. It is composed
 into YAML nodes first and then constructed with the safe constructor, so the exact source text
 of `metadata` values stays available (an unquoted `version: 1.10` must stay "1.10", not 1.1).
+
+Any repository can carry a SKILL.md, so the file is hostile until proven otherwise. libyaml's
+parser is a state machine, but the composer above it recurses once per nesting level, in C:
+`[` nested 50,000 deep overflows the C stack and kills the process. So the events are read
+first (cheap, flat) and a frontmatter nesting deeper than `MAX_DEPTH`, or using more than
+`MAX_ALIASES` aliases (the "billion laughs" pattern), is refused before anything is composed.
 """
 
 from __future__ import annotations
@@ -20,6 +26,9 @@ _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 _CLOSING_FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _STR_TAG = "tag:yaml.org,2002:str"
 _FIRST_YAML_LINE = 2  # line 1 is the opening fence; marks count from 0
+# Agent Skills frontmatter is two levels deep (metadata is a map); these leave room to spare.
+MAX_DEPTH = 32
+MAX_ALIASES = 64
 
 FRONTMATTER_EXAMPLE = "'---', then `name: my-skill` and `description: ...` lines, then '---'"
 
@@ -64,16 +73,18 @@ def split(text: str) -> str:
 
 def load(yaml_text: str) -> Frontmatter:
     """Parse the frontmatter as one YAML mapping with the safe loader."""
-    loader = _SafeLoader(yaml_text)
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        _check_shape(yaml_text)
+        loader = _SafeLoader(yaml_text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         raise SkillFileError("invalid_yaml", _yaml_reason(exc)) from None
     except (ValueError, TypeError, RecursionError) as exc:  # constructors raise these, e.g. for 2024-13-45
         raise SkillFileError("invalid_yaml", f"the frontmatter is not valid YAML: {exc}") from None
-    finally:
-        loader.dispose()
     if data is None:
         raise SkillFileError(
             "invalid_frontmatter", f"the frontmatter is empty; it needs at least {FRONTMATTER_EXAMPLE}"
@@ -84,6 +95,34 @@ def load(yaml_text: str) -> Frontmatter:
             f"the frontmatter must be a YAML map of fields (`key: value` lines), not a {type(data).__name__}",
         )
     return Frontmatter(fields=data, metadata=_metadata(node), duplicate_keys=_duplicate_keys(node))
+
+
+def _check_shape(yaml_text: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and more than MAX_ALIASES aliases, reading events only."""
+    depth = aliases = 0
+    for event in yaml.parse(yaml_text, Loader=_SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise SkillFileError(
+                    "invalid_yaml",
+                    f"the frontmatter nests lists or maps more than {MAX_DEPTH} levels deep "
+                    f"(from line {_line(event.start_mark)}); skill fields are at most two levels deep",
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise SkillFileError(
+                    "invalid_yaml",
+                    f"the frontmatter uses more than {MAX_ALIASES} YAML aliases (*name); write the values "
+                    "out instead",
+                )
+
+
+def _line(mark: Any) -> int | str:
+    return "?" if mark is None else mark.line + _FIRST_YAML_LINE
 
 
 def _yaml_reason(exc: yaml.YAMLError) -> str:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr
 from pydantic.json_schema import SkipJsonSchema
 
 from colibri.core.spec import Arguments
+from colibri.core.text import printable
 from colibri.domains.skills.problems import ProblemCode
+
+# Paths come from the file system and reasons quote them: a folder name that is not UTF-8 is
+# shown with its bytes escaped (`bad\xff`), never as a string no JSON encoder can write.
+Printable = Annotated[str, AfterValidator(printable)]
 
 QUERY_MAX_CHARS = 200
 
@@ -41,7 +48,7 @@ class Skill(BaseModel):
     description: str = Field(
         description="What the skill does and when to use it (surrounding whitespace trimmed)."
     )
-    path: str = Field(description="Absolute path of the skill's SKILL.md; read it to use the skill.")
+    path: Printable = Field(description="Absolute path of the skill's SKILL.md; read it to use the skill.")
     license: OptionalText = Field(
         default=None,
         exclude_if=_absent,
@@ -67,7 +74,7 @@ class Skill(BaseModel):
         alias="allowed-tools",
         description="Space-separated tools the skill may use without asking; present only if set.",
     )
-    warnings: list[str] = Field(
+    warnings: list[Printable] = Field(
         default_factory=list,
         description=(
             "Problems that did not stop the skill from being listed: a name that differs from its folder, "
@@ -81,9 +88,9 @@ class SkillProblem(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    path: str = Field(description="Absolute path of the file or folder that was skipped.")
+    path: Printable = Field(description="Absolute path of the file or folder that was skipped.")
     code: ProblemCode = Field(description="Stable kind of problem, e.g. invalid_yaml or name_clash.")
-    reason: str = Field(description="What is wrong and what would make it right.")
+    reason: Printable = Field(description="What is wrong and what would make it right.")
 
 
 class SkillList(BaseModel):

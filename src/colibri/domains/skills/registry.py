@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from colibri.domains.skills.discovery import Candidate, discover, within
-from colibri.domains.skills.freshness import DirWatch, FileWatch, Signature, digest, signature
+from colibri.domains.skills.freshness import DirWatch, FileWatch, Signature, digest, read_regular, signature
 from colibri.domains.skills.models import Skill, SkillList, SkillProblem
 from colibri.domains.skills.problems import SkillFileError
 from colibri.domains.skills.roots import Root
@@ -146,10 +146,13 @@ def _checked_signature(path: str) -> Signature:
 
 def _read(path: str) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            content = handle.read(MAX_FILE_BYTES + 1)
+        content = read_regular(path, MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise SkillFileError("unreadable", f"this SKILL.md cannot be read ({exc.strerror})") from None
+    if content is None:  # replaced by a FIFO, a device or a folder since it was measured
+        raise SkillFileError(
+            "not_a_file", "SKILL.md here is not a regular file; it must be the skill's Markdown file"
+        )
     if len(content) > MAX_FILE_BYTES:  # it grew after it was measured
         raise SkillFileError("too_large", _too_large(len(content)))
     return content

@@ -8,6 +8,7 @@ from colibri.domains.skills.models import SkillList, SkillListArguments
 TOOLS = [
     Tool(
         name="skill_list",
+        title="List skills",
         description=(
             "List the Agent Skills installed for this project and user: each folder holding a SKILL.md under "
             "COLIBRI_SKILLS_DIR (or .agents/skills and .claude/skills in the working directory, then "

@@ -8,7 +8,11 @@ from colibri.domains.system.models import Health, NoArguments, Ping
 TOOLS = [
     Tool(
         name="server_ping",
-        description="Liveness probe: the server version, the effective runtime mode and uptime in ms.",
+        title="Ping the server",
+        description=(
+            "Liveness probe: the server version, the runtime mode (as server_health reports it) and "
+            "uptime in ms."
+        ),
         input_model=NoArguments,
         output_model=Ping,
         handler=handlers.ping,
@@ -16,10 +20,12 @@ TOOLS = [
     ),
     Tool(
         name="server_health",
+        title="Server health",
         description=(
             "Health snapshot: status, version, uptime_ms, db_tables (user tables in the open database), "
-            "phase (phase1 = transport only, phase2 = database ready) and the effective mode. "
-            "mode MINIMAL with phase1 means boot failed; check the server's stderr."
+            "phase (phase1 = transport only, phase2 = database ready) and the mode. While phase 2 is "
+            "still running, mode is the declared one with phase1 (only server_ping and server_health "
+            "answer meanwhile); mode MINIMAL with phase1 means boot failed: check the server's stderr."
         ),
         input_model=NoArguments,
         output_model=Health,

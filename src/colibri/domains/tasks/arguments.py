@@ -114,6 +114,7 @@ class UpdateTaskArgs(Arguments):
     expected_version: StrictInt | None = Field(
         default=None,
         ge=1,
+        le=2**63 - 1,  # SQLite's largest integer; a bigger one cannot even be compared with a version
         description="The version you last read; if the task has changed since, nothing is written "
         "and the answer is ERR_CONFLICT with the current version. Omit to update unconditionally.",
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
@@ -35,8 +35,11 @@ class Task(BaseModel):
     )
 
 
+# What a task field can hold: text (title, status, ...), a list of ids or tags, or null (assignee).
+FieldValue = str | list[str] | None
+
 # `from` is a Python keyword, hence the functional TypedDict form.
-FieldChange = TypedDict("FieldChange", {"from": Any, "to": Any})
+FieldChange = TypedDict("FieldChange", {"from": FieldValue, "to": FieldValue})
 
 
 class HistoryEntry(BaseModel):

@@ -17,6 +17,7 @@ _REFUSALS = ' A refusal comes back as data {"ok": false, "error": {"code", "mess
 TOOLS = [
     Tool(
         name="task_create",
+        title="Create a task",
         description=(
             "Create a task and get it back (with its id, e.g. T-7, and version 1). Only title is "
             "required; priority defaults to medium and status to todo. depends_on lists tasks that "
@@ -31,6 +32,7 @@ TOOLS = [
     ),
     Tool(
         name="task_get",
+        title="Get a task",
         description=(
             "Get one task by id, with its full change history (oldest first) and `blocks`: the ids "
             "of the tasks that depend on it. Unknown id: ERR_NOT_FOUND." + _REFUSALS
@@ -43,6 +45,7 @@ TOOLS = [
     ),
     Tool(
         name="task_update",
+        title="Update a task",
         description=(
             "Change a task's fields and get the updated task back (version +1; fields you omit keep "
             "their value; an update that changes nothing returns the task as it is). "
@@ -50,19 +53,23 @@ TOOLS = [
             "in_progress → review|blocked|todo|cancelled; blocked → todo|in_progress|cancelled; "
             "review → done|in_progress; cancelled → todo; done is final (ERR_INVALID_TRANSITION "
             "lists the allowed moves). in_progress needs every dependency done "
-            "(ERR_DEPENDENCIES_OPEN). done needs a writeback first: a thought_record with "
-            "kind writeback citing the task_id (ERR_WRITEBACK_REQUIRED). Pass the version you read as "
-            "expected_version so a concurrent change is refused (ERR_CONFLICT) instead of "
-            "overwritten." + _REFUSALS
+            "(ERR_DEPENDENCIES_OPEN). done needs a writeback first: at least one thought_record "
+            "citing the task_id, of any kind (kind writeback says it best) (ERR_WRITEBACK_REQUIRED). "
+            "Pass the version you read as expected_version so a concurrent change is refused "
+            "(ERR_CONFLICT) instead of overwritten." + _REFUSALS
         ),
         input_model=UpdateTaskArgs,
         output_model=Task,
         handler=handlers.task_update,
         tool_class=ToolClass.WRITE,
         pattern=ErrorPattern.B,
+        # Overwrites fields (the history keeps the old values); repeating it changes nothing more.
+        destructive=True,
+        idempotent=True,
     ),
     Tool(
         name="task_list",
+        title="List tasks",
         description=(
             "List tasks, oldest first, filtered by status (one or several), tag, assignee and/or text "
             "in title or description (filters combine with AND). Returns {tasks, next_cursor}; pass "
@@ -76,6 +83,7 @@ TOOLS = [
     ),
     Tool(
         name="task_next_actions",
+        title="Suggest what to do next",
         description=(
             "What to do now: up to `limit` actions (default 5), each {task, action, reason, unblocks}: "
             "first continue (tasks in_progress), then review (tasks in review), then start (todo "

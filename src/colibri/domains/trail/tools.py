@@ -15,6 +15,7 @@ from colibri.domains.trail.models import (
 TOOLS: list[Tool] = [
     Tool(
         name="thought_record",
+        title="Record a thought",
         description=(
             "Append a thought (plan, analysis, decision, observation, reflection or writeback) to an open "
             "audit session; it joins the tamper-evident hash chain. Cite task_id to write back to a task. "
@@ -29,6 +30,7 @@ TOOLS: list[Tool] = [
     ),
     Tool(
         name="thought_record_list",
+        title="List thought records",
         description=(
             "List thought records oldest first, filtered by session_id, task_id and/or kind; limit "
             "(default 50, max 200) and cursor (next_cursor of the previous page) paginate. Returns "
@@ -42,6 +44,7 @@ TOOLS: list[Tool] = [
     ),
     Tool(
         name="audit_verify_chain",
+        title="Verify the audit chain",
         description=(
             "Recompute the hash chain and report the first break: {valid, checked, head_hash, "
             "first_break: null | {seq, reason: hash_mismatch | prev_link_mismatch | seq_gap, expected, "

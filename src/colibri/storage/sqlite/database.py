@@ -6,6 +6,7 @@ Every statement runs under `map_exceptions`, so sqlite3 errors leave this module
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from colibri.core.database import Connection, Params
+from colibri.core.errors import StorageError
 from colibri.storage.errors import UnavailableError
 from colibri.storage.sqlite import dialect
 from colibri.storage.sqlite.checkpointer import INTERVAL_S as CHECKPOINT_INTERVAL_S
@@ -85,10 +87,7 @@ class SQLiteDatabase:
                         f"database file {path} does not exist; open it once in FULL to create it"
                     )
                 conn = sqlite3.connect(
-                    f"{path.resolve().as_uri()}?mode=ro",
-                    uri=True,
-                    isolation_level=None,
-                    check_same_thread=False,
+                    _readonly_uri(path), uri=True, isolation_level=None, check_same_thread=False
                 )
             else:
                 if path.is_dir():
@@ -105,7 +104,13 @@ class SQLiteDatabase:
             # Reading the schema proves the file is a database (a corrupt file fails here).
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except (sqlite3.Error, OSError) as exc:
-            raise UnavailableError(f"cannot open database {path}: {exc}") from exc
+            hint = ""
+            if readonly and _wal(path).exists() and not os.access(path.parent, os.W_OK):
+                hint = (
+                    f"; its write-ahead log {_wal(path).name} holds changes that read-only storage cannot "
+                    "replay: open it once in FULL where the folder is writable"
+                )
+            raise UnavailableError(f"cannot open database {path}: {exc}{hint}") from exc
         return cls(conn, path, readonly=readonly)
 
     @contextmanager
@@ -127,7 +132,13 @@ class SQLiteDatabase:
                 self._run(f"RELEASE {name}")
             raise
         self._depth -= 1
-        self._run("COMMIT" if depth == 0 else f"RELEASE {name}")
+        try:
+            self._run("COMMIT" if depth == 0 else f"RELEASE {name}")
+        except StorageError:
+            # A failed COMMIT can leave the transaction open; end it so the next one can begin.
+            if depth == 0 and self.conn.in_transaction:
+                self._run("ROLLBACK")
+            raise
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
@@ -185,3 +196,22 @@ class SQLiteDatabase:
             self._checkpointer = None
         with map_exceptions:
             self.conn.close()  # the last connection to close checkpoints the WAL and removes it
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def _readonly_uri(path: Path) -> str:
+    """`mode=ro`; on storage we cannot write, with no log to replay, `immutable=1` as well.
+
+    A read-only connection to a WAL database still creates `-wal` and `-shm` beside it, which
+    read-only storage refuses ("unable to open database file", "attempt to write a readonly
+    database"). Where we cannot write and there is no `-wal`, no writer can be live there
+    either (a WAL writer keeps its log while it is open), so SQLite may treat the file as
+    immutable: no locks, no side files, nothing left behind.
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    if not os.access(path.parent, os.W_OK) and not _wal(path).exists():
+        uri += "&immutable=1"
+    return uri

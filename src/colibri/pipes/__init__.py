@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from types import TracebackType
@@ -33,18 +34,35 @@ from mcp.client.stdio import get_default_environment
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-LINE_LIMIT = 64 * 1024 * 1024
+from colibri.pipes import edge
+from colibri.pipes.inflight import DEFAULT_LIMIT_S, answer_before_eof
+
+LINE_LIMIT = 64 * 1024 * 1024  # the default of COLIBRI_MAX_MESSAGE_BYTES
+
+log = logging.getLogger("colibri.pipes")
 
 # Set in the sending task when a message could not be written: the peer never got that request.
 # The SDK reports a failed write and a connection lost mid-call alike; this tells them apart.
 WRITE_FAILED: ContextVar[bool] = ContextVar("colibri_switchboard_write_failed", default=False)
 
 
-def stdio_streams() -> AbstractAsyncContextManager[tuple[Any, Any]]:
-    """(read stream, write stream) over stdin/stdout for `Server.run`."""
+def stdio_streams(
+    limit: int = LINE_LIMIT, answer_within_s: float = DEFAULT_LIMIT_S
+) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+    """(read stream, write stream) over stdin/stdout for `Server.run`; `limit` caps one message, and
+    every request read before stdin's end is answered first (bounded by `answer_within_s`, see
+    inflight.py)."""
     if _pollable(sys.stdin.fileno()) and _pollable(sys.stdout.fileno()):
-        return _pipe_streams()
-    return stdio_server()
+        return _answering(_pipe_streams(limit), answer_within_s)
+    return _answering(stdio_server(), answer_within_s)
+
+
+@asynccontextmanager
+async def _answering(
+    streams: AbstractAsyncContextManager[tuple[Any, Any]], limit_s: float
+) -> AsyncIterator[tuple[Any, Any]]:
+    async with streams as (read_stream, write_stream):
+        yield answer_before_eof(read_stream, write_stream, limit_s)
 
 
 def _pollable(descriptor: int) -> bool:
@@ -53,17 +71,18 @@ def _pollable(descriptor: int) -> bool:
 
 
 @asynccontextmanager
-async def _pipe_streams() -> AsyncIterator[tuple[LineReader, LineWriter]]:
+async def _pipe_streams(limit: int) -> AsyncIterator[tuple[LineReader, LineWriter]]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    reader = asyncio.StreamReader(limit=limit)
     stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
     stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     write_transport, write_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+    line_writer = LineWriter(writer)
     restore = _divert_standard_fds()
     try:
-        yield LineReader(reader, read_transport), LineWriter(writer)
+        yield LineReader(reader, read_transport, answer=line_writer.send, limit=limit), line_writer
     finally:
         restore()
         read_transport.close()
@@ -105,22 +124,72 @@ class ReceiveIteration:
 
 
 class LineReader(ReceiveIteration):
-    """Reads one JSON-RPC message per line; a line that does not parse is handed on as the error."""
+    """Reads one JSON-RPC message per line.
 
-    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.ReadTransport | None = None) -> None:
+    Facing a client (`answer` given) it is the JSON-RPC edge: a malformed or oversize message is
+    answered through `answer` as JSON-RPC prescribes (see pipes/edge.py) and reading goes on.
+    Facing a downstream server a bad line is handed on as the error, which the SDK logs.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        transport: asyncio.ReadTransport | None = None,
+        *,
+        answer: Callable[[SessionMessage], Awaitable[None]] | None = None,
+        limit: int = LINE_LIMIT,
+    ) -> None:
         self._reader = reader
         self._transport = transport
+        self._answer = answer
+        self._limit = limit  # the reader's own limit, which makes it raise LimitOverrunError
 
     async def receive(self) -> SessionMessage | Exception:
-        line = b""
-        while not line.strip():
-            line = await self._reader.readline()
-            if not line:
-                raise anyio.EndOfStream
+        while True:
+            line = await self._line()
+            message: SessionMessage | None = None
+            reply: SessionMessage | None
+            if line is None:
+                reply = edge.oversize(self._limit)
+            elif not line.strip():
+                continue
+            else:
+                message, reply = edge.judge(line)
+            if message is not None:
+                return message
+            if reply is None:
+                continue
+            if self._answer is None:
+                assert isinstance(reply.message, types.JSONRPCError)
+                return ValueError(reply.message.error.message)
+            try:
+                await self._answer(reply)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                log.debug("could not answer a malformed message: the client stopped reading")
+
+    async def _line(self) -> bytes | None:
+        """The next line; None for a line over the limit, which is skipped whole."""
         try:
-            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-        except ValueError as exc:
-            return exc
+            return await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            if not exc.partial:
+                raise anyio.EndOfStream from None
+            return exc.partial
+        except asyncio.LimitOverrunError as exc:
+            await self._discard(exc.consumed)
+            return None
+
+    async def _discard(self, consumed: int) -> None:
+        """Drop the rest of an oversize line, up to and including its newline, or up to EOF."""
+        while True:
+            try:
+                await self._reader.readexactly(consumed)
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.IncompleteReadError:
+                return
+            except asyncio.LimitOverrunError as exc:
+                consumed = exc.consumed
 
     async def aclose(self) -> None:
         if self._transport is not None:

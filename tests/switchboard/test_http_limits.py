@@ -1,0 +1,134 @@
+"""The HTTP face under hostile clients: Host names on a wildcard bind, idle sessions, slow sockets,
+and (on stdio) arguments that are not an object."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.switchboard.helpers import (
+    Downstreams,
+    RawSwitchboard,
+    free_port,
+    stop,
+    switchboard_command,
+    switchboard_env,
+    wait_for_port,
+    write_config,
+)
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+@contextmanager
+def http_board(tmp_path: Path, bind: str, **env: str) -> Iterator[int]:
+    config = write_config(tmp_path, {"c": Downstreams(tmp_path).colibri(COLIBRI_MODE="MINIMAL")})
+    port = free_port()
+    board = subprocess.Popen(
+        switchboard_command(config, "--http", f"{bind}:{port}"), env={**switchboard_env(), **env}
+    )
+    try:
+        wait_for_port(port, board)
+        yield port
+    finally:
+        stop(board)
+
+
+def post(
+    port: int, body: object, host: str | None = None, session: str | None = None
+) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = dict(HEADERS)
+    if host is not None:
+        headers["Host"] = host
+    if session is not None:
+        headers["mcp-session-id"] = session
+    connection.request("POST", "/mcp", body=json.dumps(body), headers=headers)
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response
+
+
+def test_a_wildcard_bind_answers_to_loopback_names_and_refuses_others(tmp_path: Path) -> None:
+    with http_board(tmp_path, "0.0.0.0") as port:
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
+            assert post(port, INITIALIZE, host=host).status == 200, host
+        assert post(port, INITIALIZE, host=f"rebound.example:{port}").status == 421
+
+
+def test_sessions_are_capped_and_idle_ones_closed(tmp_path: Path) -> None:
+    limits = {"COLIBRI_HTTP_MAX_SESSIONS": "2", "COLIBRI_HTTP_SESSION_IDLE_S": "1.5"}
+    with http_board(tmp_path, "127.0.0.1", **limits) as port:
+        sessions = []
+        for _ in range(2):
+            response = post(port, INITIALIZE)
+            assert response.status == 200
+            sessions.append(response.getheader("mcp-session-id"))
+        assert all(sessions)
+        refused = post(port, INITIALIZE)
+        assert refused.status >= 500, "a third concurrent session is refused"
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        assert post(port, ping, session=sessions[0]).status == 200
+        time.sleep(3.0)
+        assert post(port, ping, session=sessions[0]).status == 404, "the idle session was closed"
+        assert post(port, INITIALIZE).status == 200, "closing idle sessions made room"
+
+
+@pytest.mark.parametrize("sent", [b"", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty"])
+def test_a_socket_that_never_finishes_its_headers_is_closed(tmp_path: Path, sent: bytes) -> None:
+    with http_board(tmp_path, "127.0.0.1", COLIBRI_HTTP_HEADER_TIMEOUT_S="1") as port:
+        started = time.monotonic()
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as slow:
+            slow.sendall(sent)
+            assert slow.recv(1024) == b"", "the server closed the connection"
+        assert time.monotonic() - started < 5
+        assert post(port, INITIALIZE).status == 200, "the server still serves"
+
+
+def test_an_invalid_limit_is_a_usage_error(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"c": Downstreams(tmp_path).colibri(COLIBRI_MODE="MINIMAL")})
+    env = {**switchboard_env(), "COLIBRI_HTTP_MAX_SESSIONS": "lots"}
+    done = subprocess.run(
+        switchboard_command(config, "--http", "127.0.0.1:1"),
+        env=env,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2 and b"COLIBRI_HTTP_MAX_SESSIONS" in done.stderr
+
+
+def test_non_object_arguments_get_the_invalid_params_envelope(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"c": Downstreams(tmp_path).colibri(COLIBRI_MODE="MINIMAL")})
+    board = RawSwitchboard(config, switchboard_env())
+    try:
+        board.request("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
+        board.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for arguments in ([1, 2], "text", 7, True):
+            reply = board.request("tools/call", {"name": "switchboard_status", "arguments": arguments})
+            result = reply["result"]
+            assert result["isError"] is True
+            envelope = result["structuredContent"]
+            assert envelope["ok"] is False and envelope["error"]["code"] == "INVALID_PARAMS", envelope
+            assert json.loads(result["content"][0]["text"]) == envelope
+    finally:
+        board.finish()
