@@ -10,7 +10,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean chromium
+# Suites that drive Colibri with the clients and servers people use (the TypeScript SDK, the MCP
+# Inspector, the conformance suite, server-everything) each pin their npm packages in a lock file.
+NPM_DIRS := tests/interop tests/http/npm tests/switchboard/npm
+NPM_STAMPS := $(NPM_DIRS:%=%/node_modules/.installed)
+
+.PHONY: run test lint bench clean npm chromium
 
 $(BIN)/python:
 	@echo "creating $(VENV)" >&2
@@ -35,21 +40,17 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
-# The HTTP suite drives `colibri serve --http` with the official conformance suite and the TypeScript
-# SDK client: pinned npm packages, installed again only when the lock file changes. Under CI a missing
-# npm or a failed install stops the run; elsewhere those tests are skipped with the reason.
-HTTP_NPM := tests/http/npm
-HTTP_NPM_STAMP := $(HTTP_NPM)/node_modules/.installed
-
-$(HTTP_NPM_STAMP): $(HTTP_NPM)/package.json $(HTTP_NPM)/package-lock.json
+# Installed again only when a lock file changes. Under CI a missing npm or a failed install stops
+# the run; elsewhere those suites are skipped with the reason.
+%/node_modules/.installed: %/package.json %/package-lock.json
 	@if ! command -v npm >/dev/null 2>&1; then \
-		if [ "$$CI" = true ]; then echo "npm not found: CI needs Node.js 20+ and npm for $(HTTP_NPM)" >&2; exit 1; fi; \
-		echo "npm not found: the HTTP interop tests ($(HTTP_NPM)) will be skipped" >&2; \
+		if [ "$$CI" = true ]; then echo "npm not found: CI needs Node.js 20+ and npm for $*" >&2; exit 1; fi; \
+		echo "npm not found: the suites that need $* will be skipped" >&2; \
 	else \
-		echo "installing the pinned npm packages of $(HTTP_NPM) (npm ci)" >&2; \
-		if (cd $(HTTP_NPM) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2); then touch $@; \
-		elif [ "$$CI" = true ]; then echo "npm ci failed in $(HTTP_NPM)" >&2; exit 1; \
-		else echo "npm ci failed: the HTTP interop tests will be skipped" >&2; fi; \
+		echo "installing the pinned npm packages of $* (npm ci)" >&2; \
+		if (cd $* && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2); then touch $@; \
+		elif [ "$$CI" = true ]; then echo "npm ci failed in $*" >&2; exit 1; \
+		else echo "npm ci failed: the suites that need $* will be skipped" >&2; fi; \
 	fi
 
 # The page tests (tests/ui) drive Debian's chromium through Playwright (never `playwright install`).
@@ -66,11 +67,13 @@ chromium:
 		echo "$(CHROMIUM) not found: the browser tests (tests/ui) will be skipped" >&2; \
 	fi
 
-test: lint $(HTTP_NPM_STAMP) chromium
+npm: $(NPM_STAMPS)
+
+test: lint npm chromium
 	$(BIN)/pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(HTTP_NPM)/node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(NPM_DIRS:%=%/node_modules)

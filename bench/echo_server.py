@@ -1,7 +1,8 @@
 """The baseline: a bare low-level SDK server with one `echo` tool; no chain, no database.
 
 `--pipes` serves it on Colibri's event-loop stdio transport instead of the SDK's, for a
-like-for-like comparison of what the chain and the database cost.
+like-for-like comparison of what the chain and the database cost. `--http HOST:PORT` serves it
+over Streamable HTTP instead, the direct baseline of the switchboard's HTTP figures.
 """
 
 from __future__ import annotations
@@ -32,12 +33,26 @@ async def call_tool(
     )
 
 
+def build() -> Server[Any]:
+    return Server("echo", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def serve_http(address: str) -> None:
+    import uvicorn
+
+    host, _, port = address.rpartition(":")
+    uvicorn.run(build().streamable_http_app(host=host), host=host, port=int(port), log_level="warning")
+
+
 async def main(pipes: bool) -> None:
-    server: Server[Any] = Server("echo", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
+    server = build()
     streams = stdio_streams() if pipes else stdio_server()
     async with streams as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
 if __name__ == "__main__":
-    anyio.run(main, "--pipes" in sys.argv)
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        serve_http(sys.argv[2])
+    else:
+        anyio.run(main, "--pipes" in sys.argv)

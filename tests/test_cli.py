@@ -12,7 +12,19 @@ import pytest
 from colibri.cli import build_parser
 from tests.helpers import clean_env
 
-COMMANDS = ["serve", "tools", "call", "verify", "switchboard", "token", "ui"]
+COMMANDS = [
+    "serve",
+    "tools",
+    "call",
+    "verify",
+    "switchboard",
+    "token",
+    "key",
+    "checkpoint",
+    "log",
+    "prove",
+    "ui",
+]
 
 
 def _colibri(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 
 from colibri.core.modes import Mode
+from colibri.domains.log.entries import stored_action_entry
 from colibri.tools.catalog import TOOLS, admitted_tools
 from tests.helpers import call, chain_error, connect, ok_data, query
 from tests.http.helpers import colibri, get, http_client, http_env, make_token, running
@@ -101,6 +102,16 @@ async def test_two_tokens_each_recorded_as_its_principal_and_stdio_as_local(tmp_
     by_principal = {(row["principal"], row["arguments"].split('"')[3].split()[0]) for row in rows}
     assert by_principal == {("alice", "alice"), ("bob", "bob"), ("local", "local")}
     assert len(rows) == 7
+    # The verifiable log holds each call under the principal its row names.
+    logged = query(
+        tmp_path / "colibri.db",
+        "SELECT a.sequence_no, a.correlation_id, a.tool, a.principal, a.arguments, a.outcome,"
+        " a.result_hash, a.started_at, a.duration_ms, e.entry_hash FROM actions a"
+        " JOIN log_entries e ON e.kind = 'action' AND e.ref = a.sequence_no",
+    )
+    assert {row["principal"] for row in logged} == {"alice", "bob", "local"}
+    for row in logged:
+        assert bytes(row["entry_hash"]) == stored_action_entry(*tuple(row)[:9]), dict(row)
 
 
 async def test_a_read_token_sees_the_read_set_and_is_refused_writes_naming_its_scope(tmp_path: Path) -> None:

@@ -32,8 +32,19 @@ def _readonly_missing(tmp_path: Path) -> dict[str, str]:
     return clean_env(tmp_path, COLIBRI_MODE="READONLY", COLIBRI_DB_PATH=str(tmp_path / "missing.db"))
 
 
+def _missing_signing_key(tmp_path: Path) -> dict[str, str]:
+    return clean_env(tmp_path, COLIBRI_SIGNING_KEY=str(tmp_path / "no-such.key"))
+
+
+def _malformed_signing_key(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "bad.key").write_text("PRIVATE+KEY+name+00000000+AAAA\n")
+    return clean_env(tmp_path, COLIBRI_SIGNING_KEY=str(tmp_path / "bad.key"))
+
+
 CASES = {
     "directory": (_directory, "is a directory"),
+    "missing-signing-key": (_missing_signing_key, "cannot read signer key file"),
+    "malformed-signing-key": (_malformed_signing_key, "does not hold a signer key"),
     "unwritable-folder": (_unwritable_folder, "cannot open database"),
     "corrupted-file": (_corrupted_file, "not a database"),
     "readonly-missing-file": (_readonly_missing, "open it once in FULL"),

@@ -36,6 +36,10 @@ def test_skill_roots_split_on_pathsep() -> None:
         ("COLIBRI_MODE", "ADMIN", "FULL, READONLY, TEST, MINIMAL"),
         ("COLIBRI_LOG_LEVEL", "chatty", "error, warn, info, debug"),
         ("COLIBRI_DB_SYNC", "off", "normal, full"),
+        ("COLIBRI_CHECKPOINT_INTERVAL_S", "soon", "a number of seconds greater than 0, e.g. 60"),
+        ("COLIBRI_CHECKPOINT_INTERVAL_S", "0", "a number of seconds greater than 0, e.g. 60"),
+        ("COLIBRI_CHECKPOINT_INTERVAL_S", "inf", "a number of seconds greater than 0, e.g. 60"),
+        ("COLIBRI_LOG_ORIGIN", "two\nlines", "one line of printable text, e.g. example.com/colibri"),
     ],
 )
 def test_invalid_values_name_variable_value_and_choices(variable: str, value: str, valid: str) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from colibri.domains.log.keys import write_key_file
+from colibri.domains.log.note import Signer
 from tests.helpers import clean_env
 from tests.wire import Wire, serve_argv
 
@@ -62,7 +64,10 @@ def test_readonly_serves_from_read_only_storage_and_leaves_nothing_behind(tmp_pa
     folder = tmp_path / "store"
     folder.mkdir()
     db = folder / "colibri.db"
-    env = clean_env(tmp_path, COLIBRI_DB_PATH=str(db))
+    # The writer signs log checkpoints; its key lives outside the store, as an operator keeps it.
+    key = tmp_path / "signer.key"
+    write_key_file(key, Signer.generate("colibri-test"))
+    env = clean_env(tmp_path, COLIBRI_DB_PATH=str(db), COLIBRI_SIGNING_KEY=str(key))
     with Wire(serve_argv(), env, tmp_path / "full.log") as writer:
         writer.initialize()
         writer.request("tools/call", {"name": "task_create", "arguments": {"title": "kept"}})

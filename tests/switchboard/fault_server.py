@@ -10,6 +10,12 @@ Environment:
                  the switchboard no longer routes to
   FAULT_COUNT    a file that gets one line per `work` call received (it survives restarts)
   FAULT_DELAY_S  the delay of the "slow" mode (default 0.5)
+  FAULT_ERA      "modern" refuses the initialize handshake: the server speaks only the 2026 era
+  FAULT_URI      the URI of its one resource (default fault://NAME/status)
+
+Besides its tools it offers one resource, `fault://NAME/status` (subscribable: the `touch` tool
+sends its update to a subscriber), and one prompt, `greet`, so that what health does to resources
+and prompts can be seen.
 
 Modes of `work`:
   answer     structured {"echo", "server", "call"} and the same JSON as text
@@ -54,6 +60,7 @@ TOOLS = [
         output_schema=WORK_OUTPUT,
     ),
     types.Tool(name="info", description="pid, calls received, mode.", input_schema={"type": "object"}),
+    types.Tool(name="touch", description="Update the status resource.", input_schema={"type": "object"}),
     types.Tool(
         name="set_mode",
         description="Switch the fault mode.",
@@ -101,6 +108,8 @@ class Faults:
 
 
 FAULTS = Faults()
+# The Authorization header of the last HTTP request, so a test can see what the switchboard sent.
+LAST_AUTHORIZATION: list[str | None] = [None]
 CALL_NUMBER: ContextVar[int] = ContextVar("call_number", default=0)
 
 
@@ -121,7 +130,20 @@ async def call_tool(
 ) -> types.CallToolResult:
     arguments = params.arguments or {}
     if params.name == "info":
-        return answer({"pid": os.getpid(), "calls": FAULTS.calls, "mode": FAULTS.mode, "name": NAME})
+        return answer(
+            {
+                "pid": os.getpid(),
+                "calls": FAULTS.calls,
+                "mode": FAULTS.mode,
+                "name": NAME,
+                "authorization": LAST_AUTHORIZATION[0],
+            }
+        )
+    if params.name == "touch":
+        touched = STATUS_URI in SUBSCRIBED
+        if touched:
+            await ctx.session.send_resource_updated(STATUS_URI)
+        return answer({"touched": touched})
     if params.name == "set_mode":
         FAULTS.set(str(arguments["mode"]), arguments.get("delay_s"))
         return answer({"mode": FAULTS.mode})
@@ -152,7 +174,12 @@ async def work(arguments: dict[str, Any]) -> types.CallToolResult:
 
 async def count_and_hang(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     """Counts every `work` call as it arrives, before any fault can swallow it."""
+    if ctx.method == "initialize" and os.environ.get("FAULT_ERA") == "modern":
+        raise MCPError(types.INVALID_REQUEST, "this server speaks only the 2026-07-28 era")
     FAULTS.refresh()
+    headers = getattr(ctx.request, "headers", None)
+    if headers is not None:
+        LAST_AUTHORIZATION[0] = headers.get("authorization")
     if ctx.method == "tools/call" and (ctx.params or {}).get("name") == "work":
         CALL_NUMBER.set(FAULTS.received())
     if FAULTS.mode == "hang" and ctx.method != "initialize":
@@ -160,8 +187,65 @@ async def count_and_hang(ctx: ServerRequestContext[Any, Any], call_next: CallNex
     return await call_next(ctx)
 
 
+STATUS_URI = os.environ.get("FAULT_URI", f"fault://{NAME}/status")
+
+
+async def list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=[types.Resource(uri=STATUS_URI, name="status")])
+
+
+async def read_resource(
+    ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult:
+    if params.uri != STATUS_URI:
+        raise MCPError(-32002, f"no resource {params.uri}")
+    text = json.dumps({"name": NAME, "mode": FAULTS.mode, "pid": os.getpid()})
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=STATUS_URI, text=text)])
+
+
+SUBSCRIBED: set[str] = set()
+
+
+async def subscribe(
+    ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+) -> types.EmptyResult:
+    SUBSCRIBED.add(params.uri)
+    return types.EmptyResult()
+
+
+async def unsubscribe(
+    ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+) -> types.EmptyResult:
+    SUBSCRIBED.discard(params.uri)
+    return types.EmptyResult()
+
+
+async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
+    argument = types.PromptArgument(name="who", required=True)
+    return types.ListPromptsResult(prompts=[types.Prompt(name="greet", arguments=[argument])])
+
+
+async def get_prompt(
+    ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+) -> types.GetPromptResult:
+    who = (params.arguments or {}).get("who", "nobody")
+    message = types.PromptMessage(role="user", content=types.TextContent(text=f"{NAME} greets {who}"))
+    return types.GetPromptResult(messages=[message])
+
+
 def build() -> Server[Any]:
-    server: Server[Any] = Server(NAME, version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    server: Server[Any] = Server(
+        NAME,
+        version="1.0",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
     server.middleware = [count_and_hang]
     return server
 

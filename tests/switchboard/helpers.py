@@ -112,13 +112,23 @@ def switchboard_env() -> dict[str, str]:
 
 @asynccontextmanager
 async def switchboard(
-    config: Path, *, mode: str = "legacy", message_handler: MessageHandlerFnT | None = None
+    config: Path,
+    *,
+    mode: str = "legacy",
+    message_handler: MessageHandlerFnT | None = None,
+    env: dict[str, str] | None = None,
+    extra_args: list[str] | None = None,
+    **options: Any,
 ) -> AsyncIterator[Client]:
     """An SDK client connected to a real `colibri switchboard` subprocess over stdio."""
     params = StdioServerParameters(
-        command=sys.executable, args=switchboard_command(config)[1:], env=switchboard_env()
+        command=sys.executable,
+        args=switchboard_command(config, *(extra_args or []))[1:],
+        env={**switchboard_env(), **(env or {})},
     )
-    async with Client(params, mode=mode, message_handler=message_handler, read_timeout_seconds=30) as client:
+    async with Client(
+        params, mode=mode, message_handler=message_handler, read_timeout_seconds=30, **options
+    ) as client:
         yield client
 
 

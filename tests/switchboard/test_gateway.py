@@ -12,9 +12,9 @@ import mcp_types as types
 import pytest
 
 from colibri.switchboard.config import ServerSpec, parse
+from colibri.switchboard.contracts import Hooks
 from colibri.switchboard.errors import CallTimedOut, ConnectionLost, DownstreamError, NotSent
 from colibri.switchboard.gateway import Switchboard
-from colibri.switchboard.transport import Hooks
 
 pytestmark = pytest.mark.anyio
 
@@ -68,10 +68,17 @@ class FakeSession:
         return self.tools
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, timeout: float
+        self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Any = None
     ) -> types.CallToolResult:
         self.calls.append(name)
         return self.behave(name, arguments)
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities:
+        return types.ServerCapabilities(tools=types.ToolsCapability())
+
+    async def request(self, request: Any, result_type: Any, timeout: float) -> Any:
+        raise AssertionError("the fake offers tools only")
 
 
 CONFIG = {

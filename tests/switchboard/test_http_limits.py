@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from colibri.switchboard.auth import TokensFile
 from tests.switchboard.helpers import (
     Downstreams,
     RawSwitchboard,
@@ -39,8 +40,9 @@ HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text
 
 
 @contextmanager
-def http_board(tmp_path: Path, bind: str, **env: str) -> Iterator[int]:
-    config = write_config(tmp_path, {"c": Downstreams(tmp_path).colibri(COLIBRI_MODE="MINIMAL")})
+def http_board(tmp_path: Path, bind: str, tokens_file: Path | None = None, **env: str) -> Iterator[int]:
+    sections = {} if tokens_file is None else {"auth": {"tokens_file": str(tokens_file)}}
+    config = write_config(tmp_path, {"c": Downstreams(tmp_path).colibri(COLIBRI_MODE="MINIMAL")}, **sections)
     port = free_port()
     board = subprocess.Popen(
         switchboard_command(config, "--http", f"{bind}:{port}"), env={**switchboard_env(), **env}
@@ -53,10 +55,12 @@ def http_board(tmp_path: Path, bind: str, **env: str) -> Iterator[int]:
 
 
 def post(
-    port: int, body: object, host: str | None = None, session: str | None = None
+    port: int, body: object, host: str | None = None, session: str | None = None, token: str | None = None
 ) -> http.client.HTTPResponse:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     headers = dict(HEADERS)
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
     if host is not None:
         headers["Host"] = host
     if session is not None:
@@ -69,10 +73,13 @@ def post(
 
 
 def test_a_wildcard_bind_answers_to_loopback_names_and_refuses_others(tmp_path: Path) -> None:
-    with http_board(tmp_path, "0.0.0.0") as port:
+    # Off loopback the switchboard serves only with bearer tokens; the Host check holds on top of them.
+    tokens_file = tmp_path / "tokens.jsonl"
+    token = TokensFile(tokens_file).create("t")
+    with http_board(tmp_path, "0.0.0.0", tokens_file) as port:
         for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
-            assert post(port, INITIALIZE, host=host).status == 200, host
-        assert post(port, INITIALIZE, host=f"rebound.example:{port}").status == 421
+            assert post(port, INITIALIZE, host=host, token=token).status == 200, host
+        assert post(port, INITIALIZE, host=f"rebound.example:{port}", token=token).status == 421
 
 
 def test_sessions_are_capped_and_idle_ones_closed(tmp_path: Path) -> None:

@@ -90,14 +90,14 @@ async def test_listing_readiness_status_and_unknown_tools(config: Path, downstre
     assert [error["code"] for error in unknown] == ["UNKNOWN_TOOL"] * 3
     assert "call tools/list" in unknown[0]["message"]
     assert unknown[1]["details"] == {"tool": "nowhere.work"}
-    assert unknown[2]["message"].startswith("unknown tool 'a.nope': a offers info, set_mode, work")
+    assert unknown[2]["message"].startswith("unknown tool 'a.nope': a offers info, set_mode, touch, work")
 
     # switchboard_status: state, checks, failures, cooldown, transitions of every downstream.
     assert status["fallbacks"] == {"work": ["a.work", "b.work"]}
     a = by_name["a"]
     assert a["state"] == "HEALTHY" and a["routable"] and a["connected"]
     assert a["transport"] == "stdio" and a["server_name"] == "a"
-    assert a["tools"] == ["info", "set_mode", "work"]
+    assert a["tools"] == ["info", "set_mode", "touch", "work"]
     assert a["failures"] == {"consecutive": 0, "calls": 0, "checks": 0, "connects": 0}
     assert a["cooldown_left_s"] == 0 and a["trial_in_flight"] is False
     assert set(a["last_checks"]) == {"liveness", "readiness"}

@@ -63,7 +63,7 @@ async def test_tools_list_changed_reaches_handshake_era_clients(tmp_path: Path) 
             await changed.wait()
         after = {tool.name for tool in (await client.list_tools()).tools}
     assert {"a.work", "b.work"} <= before
-    assert before - after == {"a.work", "a.info", "a.set_mode"}
+    assert before - after == {"a.work", "a.info", "a.set_mode", "a.touch"}
 
 
 async def test_tools_list_changed_reaches_2026_clients_through_listen(tmp_path: Path) -> None:

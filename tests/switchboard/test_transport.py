@@ -17,8 +17,9 @@ from mcp.shared.message import SessionMessage
 
 from colibri.pipes import WRITE_FAILED, LineReader, LineWriter, ProcessTransport
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.contracts import Hooks
 from colibri.switchboard.errors import CallTimedOut, ConnectFailed, MalformedResult, NotSent, PeerError
-from colibri.switchboard.transport import Hooks, open_session
+from colibri.switchboard.transport import open_session
 from tests.switchboard.helpers import FAULT_SERVER, process_gone
 
 pytestmark = pytest.mark.anyio
@@ -36,18 +37,29 @@ class Heard:
         self.tools_changed += 1
 
 
-def fault(tmp_path: Path, mode: str = "answer") -> ServerSpec:
-    env = {"FAULT_NAME": "f", "FAULT_MODE": mode, "FAULT_COUNT": str(tmp_path / "f.calls")}
+def fault(tmp_path: Path, mode: str = "answer", **extra: str) -> ServerSpec:
+    env = {"FAULT_NAME": "f", "FAULT_MODE": mode, "FAULT_COUNT": str(tmp_path / "f.calls"), **extra}
     return ServerSpec(name="f", command=sys.executable, args=(str(FAULT_SERVER),), env=env)
+
+
+async def test_a_server_without_the_handshake_is_reached_in_the_2026_era(tmp_path: Path) -> None:
+    heard = Heard()
+    async with open_session(fault(tmp_path, FAULT_ERA="modern"), heard.hooks(), 10) as session:
+        version = session.protocol_version
+        result = await session.call_tool("work", {"value": 2}, 2)
+    assert version == "2026-07-28"
+    assert result.structured_content == {"echo": {"value": 2}, "server": "f", "call": 1}
+    assert result.meta is None, "the downstream's serverInfo stamp is not passed on"
+    assert heard.closed == [], "the refused first attempt is not reported as a lost connection"
 
 
 async def test_a_session_converts_every_kind_of_failure(tmp_path: Path) -> None:
     heard = Heard()
     async with open_session(fault(tmp_path), heard.hooks(), 10) as session:
         assert session.server_name == "f"
-        assert session.protocol_version == "2026-07-28", "mode=auto negotiates the newest era"
+        assert session.protocol_version == "2025-11-25", "the handshake era first: cheaper, relays requests"
         await session.ping(2)
-        assert [tool.name for tool in await session.list_tools(2)] == ["work", "info", "set_mode"]
+        assert [tool.name for tool in await session.list_tools(2)] == ["work", "info", "touch", "set_mode"]
         result = await session.call_tool("work", {"value": 1}, 2)
         assert result.structured_content == {"echo": {"value": 1}, "server": "f", "call": 1}
         assert result.meta is None, "the downstream's serverInfo stamp is not passed on"

@@ -20,6 +20,7 @@ from colibri.core.callers import LOCAL, Caller
 from colibri.core.envelope_text import to_json
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
+from colibri.domains.log.api import log_action
 from colibri.storage.audit_log import AuditLog
 
 STAGES: tuple[type[Stage], ...] = (ToolLock, SchemaValidate, AuditEnter, Dispatch, AuditExit)
@@ -40,7 +41,9 @@ class Chain:
     """Runs one tool call through every stage; a chain error becomes its envelope here."""
 
     def __init__(self, tools: Mapping[str, Tool], state: ServerState) -> None:
-        deps = ChainDeps(tools=tools, state=state, audit=AuditLog(state), lock=anyio.Lock(fast_acquire=True))
+        deps = ChainDeps(
+            tools=tools, state=state, audit=AuditLog(state, log_action), lock=anyio.Lock(fast_acquire=True)
+        )
         self.lock = deps.lock
         self._audit = deps.audit
         self._entry = _compose([stage(deps) for stage in STAGES])

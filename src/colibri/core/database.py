@@ -53,6 +53,7 @@ class Dialect(Protocol):
     name: str
     table_exists: str  # one row when the table named by its one parameter exists
     applied_migrations: str  # names in schema_migrations, in the order they were applied
+    table_columns: str  # one row per column of the table named by its one parameter; the name first
 
     def next_id(self) -> str:
         """One row, one column: the number the auto-increment key of the table named by the one

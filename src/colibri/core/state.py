@@ -5,12 +5,30 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
-from colibri.core.database import Database
+from colibri.core.database import Connection, Database
 from colibri.core.modes import Mode
 
 Phase = Literal["phase1", "phase2"]
+
+
+class SignedCheckpoint(Protocol):
+    """A checkpoint of the verifiable log as stored: its tree size and its signed note."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def note(self) -> str: ...
+
+
+class Checkpointer(Protocol):
+    """Signs checkpoints of the verifiable log (implemented by domains/log/notary.py's Notary)."""
+
+    def make(self, conn: Connection, reason: str, session_id: str | None = None) -> SignedCheckpoint: ...
+
+    def make_if_grown(self, conn: Connection, reason: str) -> SignedCheckpoint | None: ...
 
 
 @dataclass(slots=True)
@@ -29,6 +47,8 @@ class ServerState:
     # database, so a lock held by another process never delays it.
     db_tables: int = 0
     boot_error: str | None = None  # shown to clients: no absolute paths
+    # Signs log checkpoints; set by phase 2 where writes are allowed (domains/log/notary.py).
+    notary: Checkpointer | None = None
 
     @property
     def reported_mode(self) -> Mode:

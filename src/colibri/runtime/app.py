@@ -13,6 +13,7 @@ from colibri.core.callers import LOCAL, Caller
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
 from colibri.runtime.boot import run_phase2
+from colibri.runtime.checkpoints import checkpoint_at_shutdown
 from colibri.runtime.config import Config
 from colibri.storage import Migration
 from colibri.tools import catalog
@@ -79,4 +80,5 @@ class App:
         self.chain.close()
         db, self.state.db = self.state.db, None
         if db is not None:
+            checkpoint_at_shutdown(db, self.state.notary)
             db.close()

@@ -15,6 +15,8 @@ import anyio.to_thread
 from colibri.core.errors import StorageError
 from colibri.core.modes import opens_database, writes_allowed
 from colibri.core.state import ServerState
+from colibri.domains.log.api import NoteError, log_action
+from colibri.runtime.checkpoints import adopt, open_notary
 from colibri.runtime.config import Config
 from colibri.storage import Database, Migration, open_database
 from colibri.storage.audit_log import mark_interrupted
@@ -37,7 +39,8 @@ def open_runtime_database(config: Config, migrations: Sequence[Migration] | None
             require_current(db, migrations)
         else:
             migrate(db, migrations)
-            swept = mark_interrupted(db)
+            adopt(db)  # before the sweep, which logs the rows it closes
+            swept = mark_interrupted(db, log_action)
             if swept:
                 log.warning("marked %d call(s) left running by a previous process as interrupted", swept)
             db.checkpoint_in_background()
@@ -54,7 +57,13 @@ async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Mi
     try:
         db = await anyio.to_thread.run_sync(open_runtime_database, config, migrations)
         tables = await anyio.to_thread.run_sync(db.user_table_count)
-    except StorageError as exc:
+        if not db.readonly:
+            try:
+                state.notary = await anyio.to_thread.run_sync(open_notary, config, db)
+            except BaseException:
+                db.close()
+                raise
+    except (StorageError, NoteError, OSError) as exc:
         state.boot_error = without_paths(str(exc), config.db_path)
         log.error("boot failed, serving MINIMAL (server_ping, server_health only): %s", exc)
         return

@@ -29,6 +29,10 @@ class Config:
     log_level: LogLevel = LogLevel.INFO
     db_sync: DbSync = DbSync.NORMAL
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    signing_key: Path | None = None  # COLIBRI_SIGNING_KEY; None: colibri.key beside the database
+    log_origin: str | None = None  # COLIBRI_LOG_ORIGIN; None: colibri/<the database's id>
+    checkpoint_interval_s: float = 60.0
+    checkpoint_export: Path | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -44,4 +48,35 @@ class Config:
             log_level=level_from_env(env),
             db_sync=_choice(env, "COLIBRI_DB_SYNC", DbSync, "normal"),
             max_message_bytes=max_message_bytes(env),
+            signing_key=_path(env, "COLIBRI_SIGNING_KEY"),
+            log_origin=_origin(env),
+            checkpoint_interval_s=_seconds(env, "COLIBRI_CHECKPOINT_INTERVAL_S", 60.0),
+            checkpoint_export=_path(env, "COLIBRI_CHECKPOINT_EXPORT"),
         )
+
+
+def _path(env: Mapping[str, str], variable: str) -> Path | None:
+    raw = env.get(variable)
+    return Path(raw) if raw else None
+
+
+def _origin(env: Mapping[str, str]) -> str | None:
+    raw = env.get("COLIBRI_LOG_ORIGIN")
+    if raw is None or raw == "":
+        return None
+    if not raw.strip() or not raw.isprintable():
+        raise ConfigError("COLIBRI_LOG_ORIGIN", raw, ["one line of printable text, e.g. example.com/colibri"])
+    return raw
+
+
+def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:
+    raw = env.get(variable)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise ConfigError(variable, raw, ["a number of seconds greater than 0, e.g. 60"])
+    return value

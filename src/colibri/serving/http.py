@@ -38,7 +38,7 @@ def _bracketed(host: str) -> str:
 
 async def run_http(app: Any, host: str, port: int, limits: HttpLimits | None = None) -> None:
     """Serve `app` until SIGTERM or SIGINT, then return once the server has shut down."""
-    web = _web_server(app, host, port, limits or HttpLimits())
+    web = web_server(app, host, port, limits or HttpLimits())
 
     async def stop() -> None:
         web.should_exit = True
@@ -73,7 +73,9 @@ def security_for(host: str, extra_hosts: Iterable[str] = ()) -> TransportSecurit
     )
 
 
-def _web_server(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
+def web_server(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
+    """uvicorn serving `app`, bounded by `limits`, leaving the signals to the caller (`run_http` or
+    a program that serves something else beside it)."""
     import uvicorn
 
     class Web(uvicorn.Server):

@@ -7,6 +7,10 @@ a digest of the arguments, never the arguments: they may hold secrets.
 Calls answered inline (the system tools) must not wait for the database, so their row is
 written later, whole, under the chain's lock: by the next call that takes the lock, by the
 flusher task the server runs, or at close.
+
+A row that reaches its final outcome is handed to the verifiable log's appender (`on_finished`,
+domains/log through the chain) in the same transaction, and never changes after that: closing
+a row only applies to a row still `running`.
 """
 
 from __future__ import annotations
@@ -14,13 +18,16 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 from colibri.core.clock import utc_now
 from colibri.core.errors import StorageError
 from colibri.core.modes import writes_allowed
 from colibri.core.state import ServerState
-from colibri.storage import Database, Migration
+from colibri.storage import Connection, Database, Migration
 from colibri.storage.errors import BusyError
 
 log = logging.getLogger("colibri.audit")
@@ -71,6 +78,29 @@ class FinishedCall:
     principal: str
 
 
+class LogAction(Protocol):
+    """Appends a finished action to the verifiable log inside the caller's transaction."""
+
+    def __call__(  # noqa: PLR0917 - positional in the order the audit row holds them
+        self,
+        conn: Connection,
+        sequence_no: int,
+        correlation_id: str,
+        tool: str,
+        arguments: str,
+        outcome: str,
+        result_sha256: str | None,
+        started_at: str,
+        duration_ms: float | None,
+        principal: str,
+        /,
+    ) -> object: ...
+
+
+def _not_logged(*_: object) -> object:
+    return None
+
+
 def digest(arguments: str) -> str:
     """What the debug log shows of a call's arguments: enough to match calls, nothing to read."""
     return "sha256:" + hashlib.sha256(arguments.encode()).hexdigest()[:16]
@@ -79,8 +109,9 @@ def digest(arguments: str) -> str:
 class AuditLog:
     """Writes audit events for the chain; raises `StorageError` for the stage to report."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, on_finished: LogAction = _not_logged) -> None:
         self._state = state
+        self._on_finished = on_finished
         self._later: list[FinishedCall] = []
         self._later_lock = threading.Lock()  # appended on the event loop, flushed in a worker
 
@@ -118,22 +149,45 @@ class AuditLog:
         if db is None or sequence_no is None:
             log.debug("audit-exit #%s %s %s %.3fms", sequence_no, outcome, result_hash, duration_ms)
             return
-        db.execute(
-            "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ? WHERE sequence_no = ?",
-            (outcome, result_hash, duration_ms, sequence_no),
-        )
+        with _transaction(db) as conn:
+            row = conn.execute(
+                "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ?"
+                " WHERE sequence_no = ? AND outcome = 'running'"
+                " RETURNING correlation_id, tool, arguments, started_at, principal",
+                (outcome, result_hash, duration_ms, sequence_no),
+            ).fetchone()
+            if row is not None:
+                correlation_id, tool, arguments, started_at, principal = row
+                self._on_finished(
+                    conn,
+                    sequence_no,
+                    correlation_id,
+                    tool,
+                    arguments,
+                    outcome,
+                    result_hash,
+                    started_at,
+                    duration_ms,
+                    principal,
+                )
 
     def denied(self, correlation_id: str, tool: str, principal: str) -> None:
         db = self._db()
         if db is None:
             log.debug("audit-denied %s %s by %s", tool, correlation_id, principal)
             return
-        db.execute(
-            "INSERT INTO actions"
-            " (correlation_id, tool, arguments, outcome, started_at, duration_ms, principal)"
-            " VALUES (?, ?, 'null', 'denied', ?, 0, ?)",
-            (correlation_id, tool, utc_now(), principal),
-        )
+        started_at = utc_now()
+        with _transaction(db) as conn:
+            cursor = conn.execute(
+                "INSERT INTO actions"
+                " (correlation_id, tool, arguments, outcome, started_at, duration_ms, principal)"
+                " VALUES (?, ?, 'null', 'denied', ?, 0, ?)",
+                (correlation_id, tool, started_at, principal),
+            )
+            assert cursor.lastrowid is not None
+            self._on_finished(
+                conn, cursor.lastrowid, correlation_id, tool, "null", "denied", None, started_at, 0, principal
+            )
 
     def later(self, row: FinishedCall) -> bool:
         """Keep the row of a call answered inline; True when it waits for `flush_later`."""
@@ -168,10 +222,10 @@ class AuditLog:
             return
         try:
             with db.atomic() as conn:
-                conn.executemany(
-                    "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash,"
-                    " started_at, duration_ms, principal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
+                for r in rows:
+                    cursor = conn.execute(
+                        "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash,"
+                        " started_at, duration_ms, principal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             r.correlation_id,
                             r.tool,
@@ -181,10 +235,21 @@ class AuditLog:
                             r.started_at,
                             r.duration_ms,
                             r.principal,
-                        )
-                        for r in rows
-                    ],
-                )
+                        ),
+                    )
+                    assert cursor.lastrowid is not None
+                    self._on_finished(
+                        conn,
+                        cursor.lastrowid,
+                        r.correlation_id,
+                        r.tool,
+                        r.arguments,
+                        r.outcome,
+                        r.result_hash,
+                        r.started_at,
+                        r.duration_ms,
+                        r.principal,
+                    )
         except StorageError as exc:
             if not isinstance(exc, BusyError):
                 log.error("audit sink failed writing %d row(s) of inline calls: %s", len(rows), exc)
@@ -194,7 +259,25 @@ class AuditLog:
                 self._later[:0] = rows[-MAX_LATER_ROWS:]
 
 
-def mark_interrupted(db: Database) -> int:
-    """Rows left `running` by a process that died can never finish: say so."""
+def mark_interrupted(db: Database, on_finished: LogAction = _not_logged) -> int:
+    """Rows left `running` by a process that died can never finish: say so, and log them."""
     with db.atomic() as conn:
-        return conn.execute("UPDATE actions SET outcome = 'interrupted' WHERE outcome = 'running'").rowcount
+        rows = conn.execute(
+            "UPDATE actions SET outcome = 'interrupted' WHERE outcome = 'running'"
+            " RETURNING sequence_no, correlation_id, tool, arguments, outcome, result_hash, started_at,"
+            " duration_ms, principal"
+        ).fetchall()
+        for row in sorted(rows, key=lambda row: int(row[0])):
+            on_finished(conn, *row)
+        return len(rows)
+
+
+@contextmanager
+def _transaction(db: Database) -> Iterator[Connection]:
+    """The write tool's transaction when audit-exit runs inside it (audit-enter opened it), else a
+    new one: the row and its log entry commit together."""
+    if db.in_transaction:
+        yield db
+    else:
+        with db.atomic() as conn:
+            yield conn

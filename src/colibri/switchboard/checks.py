@@ -16,9 +16,9 @@ import mcp_types as types
 
 from colibri.core.clock import utc_now
 from colibri.switchboard.config import DeepCheck
+from colibri.switchboard.contracts import DownstreamSession
 from colibri.switchboard.errors import DownstreamError
 from colibri.switchboard.states import Evidence, Signal
-from colibri.switchboard.transport import DownstreamSession
 
 COLIBRI = "colibri"
 PASSED = Evidence(Signal.PASS)  # a real tool call worked

@@ -7,6 +7,7 @@ Configuration is read here and nowhere else: the file, `--http`, `COLIBRI_LOG_LE
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 
@@ -21,20 +22,35 @@ from colibri.serving.http_limits import HttpLimits
 from colibri.switchboard.config import SwitchboardConfig, load
 from colibri.switchboard.downstream import CONNECT_TIMEOUT_S
 from colibri.switchboard.errors import ConfigError
+from colibri.switchboard.serving import Serving
 
 
-def run(action: str, config_path: str, http: str | None) -> int:
+def run(
+    action: str,
+    config_path: str,
+    http: str | None,
+    *,
+    no_auth: bool = False,
+    metrics: str | None = None,
+    watch: bool = False,
+) -> int:
     """Entry point called by `colibri.cli`; returns the exit code."""
     try:
         config = load(config_path)
     except ConfigError as exc:
         return _usage(f"{config_path}: {exc}")
-    address = None
-    if http is not None:
-        try:
+    address = metrics_address = None
+    try:
+        if http is not None:
             address = parse_address(http)
-        except ValueError as exc:
-            return _usage(str(exc))
+        if metrics is not None:
+            metrics_address = parse_address(metrics, "--metrics")
+    except ValueError as exc:
+        return _usage(str(exc))
+    if address is not None:
+        refusal = _auth_refusal(address[0], config, no_auth)
+        if refusal is not None:
+            return _usage(refusal)
     try:
         level = logs.level_from_env()
         limit = max_message_bytes(os.environ)
@@ -44,21 +60,68 @@ def run(action: str, config_path: str, http: str | None) -> int:
     logs.configure(level)
     if action == "status":
         return anyio.run(_status, config)
-    anyio.run(_serve, config, address, limit, http_limits)
+    options = Serving(
+        config_path=config_path,
+        http=address,
+        metrics=metrics_address,
+        tokens=None if no_auth or config.tokens_file is None else config.tokens_file,
+        watch=watch,
+        message_limit=limit,
+        http_limits=http_limits,
+    )
+    anyio.run(_serve, config, options)
     return EXIT_OK
 
 
-async def _serve(
-    config: SwitchboardConfig, address: tuple[str, int] | None, limit: int, http_limits: HttpLimits
-) -> None:
+def create_token(name: str, path: str) -> int:
+    """`colibri token create NAME --file PATH`: prints the new token once."""
+    from colibri.switchboard.auth import TokensFile
+
+    try:
+        token = TokensFile(path).create(name)
+    except ConfigError as exc:
+        print(f"colibri token: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"colibri token: cannot write {path}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(token, flush=True)
+    print(f"token {name!r} added to {path}; it is shown only now", file=sys.stderr)
+    return EXIT_OK
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _auth_refusal(host: str, config: SwitchboardConfig, no_auth: bool) -> str | None:
+    """Why serving HTTP on `host` this way is refused, or None. Tokens are required off loopback."""
+    if is_loopback(host):
+        return None
+    if no_auth:
+        return f"--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not {host}"
+    if config.tokens_file is None:
+        return (
+            f'--http {host} is not a loopback address: set "auth": {{"tokens_file": PATH}} in the config '
+            "and create tokens with `colibri token create NAME --file PATH`"
+        )
+    return None
+
+
+async def _serve(config: SwitchboardConfig, options: Serving) -> None:
     from colibri.switchboard import server
     from colibri.switchboard.gateway import Switchboard
 
     board = Switchboard(config)
-    if address is None:
-        await server.serve_stdio(board, limit)
+    if options.http is None:
+        await server.serve_stdio(board, options)
     else:
-        await server.serve_http(board, *address, http_limits)
+        await server.serve_http(board, options)
 
 
 async def _status(config: SwitchboardConfig) -> int:

@@ -1,4 +1,8 @@
-"""The switchboard's config file: the `mcpServers` JSON plus `fallbacks` and `health` (SPEC §7).
+"""The switchboard's config file: the `mcpServers` JSON plus `fallbacks`, `health`, `auth` (SPEC §7, §12).
+
+Entries written for other clients load too: `type`, `headers`, `disabled`, `timeout` (milliseconds)
+are understood; `autoApprove`, `alwaysAllow` and `description` concern only a client and are ignored.
+`${VAR}` / `${VAR:-default}` expand from the environment first (see `expand.py`).
 
 `load(path)` returns a frozen `SwitchboardConfig` or raises `ConfigError` naming the JSON path of the
 first problem and what was expected there. Pydantic checks the shapes; the cross-field rules (a server
@@ -7,24 +11,25 @@ needs `command` or `url`, fallback targets must name configured servers, ...) ar
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from colibri.switchboard.config_errors import NAME_PATTERN, first_problem
-from colibri.switchboard.config_errors import kind_of as _kind
-from colibri.switchboard.config_errors import path as _path
-from colibri.switchboard.errors import ConfigError
+from colibri.switchboard.errors import ConfigError, json_path
+from colibri.switchboard.expand import expand_servers
+from colibri.switchboard.schema import RawFile, RawServer, first_problem, kind
 
 STATUS_TOOL = "switchboard_status"
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
-# Finite: `Infinity` (which JSON parsers accept) as a timeout would let a call hang forever.
-Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+_path = json_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +72,27 @@ class ServerSpec:
     health: HealthPolicy = HealthPolicy()
     deep: DeepCheck | None = None
     idempotent: frozenset[str] = frozenset()
+    sse: bool = False
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    disabled: bool = False
+    allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+    tool_timeouts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
-    def transport(self) -> Literal["stdio", "http"]:
-        return "http" if self.url is not None else "stdio"
+    def transport(self) -> Literal["stdio", "http", "sse"]:
+        if self.url is None:
+            return "stdio"
+        return "sse" if self.sse else "http"
+
+    def offers(self, tool: str) -> bool:
+        """Whether the tool filter lets `tool` through (globs, as in `fnmatch`)."""
+        if self.allow is not None and not any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.allow):
+            return False
+        return not any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.deny)
+
+    def timeout_for(self, tool: str) -> float:
+        return self.tool_timeouts.get(tool, self.health.call_timeout_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,81 +114,30 @@ class SwitchboardConfig:
     fallbacks: Mapping[str, tuple[Target, ...]] = field(default_factory=lambda: MappingProxyType({}))
     # How long the first tools/list (and early calls) wait for every downstream's first verdict.
     startup_wait_s: float = 10.0
+    tokens_file: str | None = None
 
     def server(self, name: str) -> ServerSpec:
         return next(spec for spec in self.servers if spec.name == name)
 
-
-# --- the raw file, as pydantic checks it ------------------------------------------------------------
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-
-class _Health(_Strict):
-    liveness_s: Seconds | None = None
-    readiness_s: Seconds | None = None
-    deep_s: Seconds | None = None
-    failures_to_quarantine: Annotated[int, Field(ge=1)] | None = None
-    cooldown_s: Seconds | None = None
-    cooldown_max_s: Seconds | None = None
-    call_timeout_s: Seconds | None = None
-    check_timeout_s: Seconds | None = None
-    restart_backoff_s: Seconds | None = None
-    restart_backoff_max_s: Seconds | None = None
-
-
-class _Deep(_Strict):
-    tool: Annotated[str, Field(min_length=1)]
-    arguments: dict[str, Any] = {}
-
-
-class _ServerHealth(_Health):
-    deep: _Deep | None = None
-
-
-class _Server(_Strict):
-    type: Literal["stdio", "http", "streamable-http"] | None = None
-    command: Annotated[str, Field(min_length=1)] | None = None
-    args: list[str] = []
-    env: dict[str, str] = {}
-    cwd: str | None = None
-    url: Annotated[str, Field(pattern=r"^https?://")] | None = None
-    health: _ServerHealth = _ServerHealth()
-    idempotent: list[str] = []
-
-
-class _File(_Strict):
-    mcpServers: Annotated[dict[str, _Server], Field(min_length=1)]
-    fallbacks: dict[str, Annotated[list[str], Field(min_length=1)]] = {}
-    health: _Health = _Health()
-    startup_wait_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
-
-
-_KEYS: dict[str, tuple[str, ...]] = {
-    "file": tuple(_File.model_fields),
-    "server": tuple(_Server.model_fields),
-    "server_health": tuple(_ServerHealth.model_fields),
-    "health": tuple(_Health.model_fields),
-    "deep": tuple(_Deep.model_fields),
-}
+    @property
+    def enabled(self) -> tuple[ServerSpec, ...]:
+        return tuple(spec for spec in self.servers if not spec.disabled)
 
 
 # --- loading -----------------------------------------------------------------------------------------
 
 
-def load(path: str | Path) -> SwitchboardConfig:
+def load(path: str | Path, environ: Mapping[str, str] | None = None) -> SwitchboardConfig:
     """Read, parse and validate the config file at `path`."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError("$", f"cannot read the file ({exc}); expected a readable UTF-8 JSON file") from None
-    return parse(text)
+    return parse(text, environ)
 
 
-def parse(text: str) -> SwitchboardConfig:
-    """Validate the text of a config file."""
+def parse(text: str, environ: Mapping[str, str] | None = None) -> SwitchboardConfig:
+    """Validate the text of a config file, expanding variables from `environ` (default: os.environ)."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -174,22 +145,30 @@ def parse(text: str) -> SwitchboardConfig:
             "$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; expected a JSON object"
         ) from None
     if not isinstance(raw, dict):
-        raise ConfigError("$", f'expected a JSON object with "mcpServers", got {_kind(raw)}')
+        raise ConfigError("$", f'expected a JSON object with "mcpServers", got {kind(raw)}')
+    raw = expand_servers(raw, environ)
     try:
-        parsed = _File.model_validate(raw)
+        parsed = RawFile.model_validate(raw)
     except ValidationError as exc:
-        raise first_problem(exc, _KEYS) from None
+        raise first_problem(exc) from None
     return _build(parsed)
 
 
-def _build(parsed: _File) -> SwitchboardConfig:
+def _build(parsed: RawFile) -> SwitchboardConfig:
     globals_ = parsed.health.model_dump(exclude_none=True)
     _check_cooldowns(HealthPolicy(**globals_), "health")
     servers = tuple(_server(name, entry, globals_) for name, entry in parsed.mcpServers.items())
     known = {spec.name for spec in servers}
+    enabled = {spec.name for spec in servers if not spec.disabled}
     fallbacks = {
         capability: tuple(_target(capability, index, entry, known) for index, entry in enumerate(chain))
         for capability, chain in parsed.fallbacks.items()
+    }
+    # A disabled server is not started, so it cannot serve a fallback; a chain left empty goes.
+    fallbacks = {
+        capability: kept
+        for capability, chain in fallbacks.items()
+        if (kept := tuple(target for target in chain if target.server in enabled))
     }
     for capability in fallbacks:
         if not NAME_PATTERN.match(capability) or capability == STATUS_TOOL:
@@ -199,10 +178,15 @@ def _build(parsed: _File) -> SwitchboardConfig:
                 f"(no dots, not {STATUS_TOOL!r}), so it cannot clash with a namespaced tool",
             )
     startup = {} if parsed.startup_wait_s is None else {"startup_wait_s": parsed.startup_wait_s}
-    return SwitchboardConfig(servers=servers, fallbacks=MappingProxyType(fallbacks), **startup)
+    return SwitchboardConfig(
+        servers=servers,
+        fallbacks=MappingProxyType(fallbacks),
+        tokens_file=None if parsed.auth is None else parsed.auth.tokens_file,
+        **startup,
+    )
 
 
-def _server(name: str, entry: _Server, globals_: dict[str, Any]) -> ServerSpec:
+def _server(name: str, entry: RawServer, globals_: dict[str, Any]) -> ServerSpec:
     where = ("mcpServers", name)
     if not NAME_PATTERN.match(name):
         raise ConfigError(
@@ -218,12 +202,29 @@ def _server(name: str, entry: _Server, globals_: dict[str, Any]) -> ServerSpec:
         raise ConfigError(_path((*where, "url")), 'expected either "command" or "url", not both')
     if entry.url is not None and (entry.args or entry.env or entry.cwd is not None):
         raise ConfigError(_path(where), '"args", "env" and "cwd" apply to stdio servers only, not to a "url"')
+    if entry.command is not None and entry.headers:
+        raise ConfigError(_path((*where, "headers")), 'headers apply to "url" servers only')
     if entry.type is not None and (entry.type == "stdio") != (entry.command is not None):
-        expected = '"stdio" with "command"' if entry.command is not None else '"http" with "url"'
+        expected = (
+            '"stdio" with "command"'
+            if entry.command is not None
+            else '"http", "streamable-http" or "sse" with "url"'
+        )
         raise ConfigError(_path((*where, "type")), f"expected {expected}, got {entry.type!r}")
     own = entry.health.model_dump(exclude_none=True, exclude={"deep"})
+    if entry.timeout is not None:
+        if "call_timeout_s" in own:
+            raise ConfigError(
+                _path((*where, "timeout")),
+                "expected either timeout (milliseconds) or health.call_timeout_s (seconds), not both",
+            )
+        own["call_timeout_s"] = entry.timeout / 1000
     policy = HealthPolicy(**{**globals_, **own})
     _check_cooldowns(policy, _path((*where, "health")) if own else "health")
+    if entry.tools is not None and (entry.tools.allow is None) == (entry.tools.deny is None):
+        raise ConfigError(
+            _path((*where, "tools")), 'expected exactly one of "allow" or "deny", each a list of globs'
+        )
     deep = entry.health.deep
     return ServerSpec(
         name=name,
@@ -237,6 +238,12 @@ def _server(name: str, entry: _Server, globals_: dict[str, Any]) -> ServerSpec:
         if deep is None
         else DeepCheck(tool=deep.tool, arguments=MappingProxyType(dict(deep.arguments))),
         idempotent=frozenset(entry.idempotent),
+        sse=entry.type == "sse",
+        headers=MappingProxyType(dict(entry.headers)),
+        disabled=entry.disabled,
+        allow=None if entry.tools is None or entry.tools.allow is None else tuple(entry.tools.allow),
+        deny=() if entry.tools is None or entry.tools.deny is None else tuple(entry.tools.deny),
+        tool_timeouts=MappingProxyType(dict(entry.tool_timeouts)),
     )
 
 
@@ -264,6 +271,3 @@ def _check_cooldowns(policy: HealthPolicy, where: str) -> None:
             f"expected a value >= restart_backoff_s ({policy.restart_backoff_s:g}), "
             f"got {policy.restart_backoff_max_s:g}",
         )
-
-
-# --- messages ----------------------------------------------------------------------------------------

@@ -9,44 +9,33 @@ closing), so the server leaves routing before the next call arrives. Real calls 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from functools import partial
 from itertools import count
 from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_REQUEST
 
-from colibri.switchboard.checks import Checked, CheckKind, CheckRecord, run_check
+from colibri.switchboard.catalog import Catalog
+from colibri.switchboard.checks import CheckKind, CheckRecord
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.contracts import Caller, Connector, DownstreamSession, Hooks, ResultT
 from colibri.switchboard.errors import ConnectFailed, ConnectionLost, DownstreamError, NotSent, PeerError
-from colibri.switchboard.schedule import Timeline, plan, restart_delay
+from colibri.switchboard.probing import Counters, HealthChecking
+from colibri.switchboard.schedule import Timeline, restart_delay
 from colibri.switchboard.states import Clock, Evidence, HealthMachine, Signal, State, Ticket, Transition
-from colibri.switchboard.transport import Connector, DownstreamSession, Hooks
+
+Notified = Callable[[str, types.ServerNotification], Awaitable[None]]
 
 log = logging.getLogger("colibri.switchboard")
 
 CONNECT_TIMEOUT_S = 10.0
 
 
-@dataclass(slots=True)
-class Counters:
-    """Totals since the switchboard started."""
-
-    calls: int = 0
-    call_failures: int = 0
-    checks: int = 0
-    check_failures: int = 0
-    connects: int = 0
-    connect_failures: int = 0
-
-    @property
-    def restarts(self) -> int:
-        return max(0, self.connects - 1)
-
-
-class Downstream:
+class Downstream(HealthChecking):
     """A supervised connection to one downstream and everything known about its health."""
 
     def __init__(self, spec: ServerSpec, connector: Connector, clock: Clock) -> None:
@@ -56,6 +45,14 @@ class Downstream:
         self.machine.subscribe(self._on_transition)
         self.session: DownstreamSession | None = None
         self.tools: dict[str, types.Tool] = {}
+        self.catalog = Catalog()
+        # The client requests whose calls are in flight here, newest last: a downstream's own
+        # request (sampling, elicitation, roots) goes to the newest, else to `default_caller()`.
+        self.callers: list[Caller] = []
+        self.default_caller: Callable[[], Caller | None] = lambda: None
+        self.notified: Notified | None = None
+        # Resource URIs clients subscribed to through this server: a new connection subscribes again.
+        self.subscriptions: set[str] = set()
         self.checks: dict[CheckKind, CheckRecord] = {}
         self.counters = Counters()
         self.settled = anyio.Event()
@@ -74,16 +71,25 @@ class Downstream:
 
     # --- real calls ------------------------------------------------------------------------------
 
-    async def call(self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call(
+        self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> types.CallToolResult:
         """Send one routed call; its outcome is evidence about this server's health."""
         session = self.session
         reported = False
+        if caller is not None:
+            self.callers.append(caller)
         try:
             if session is None:
                 raise NotSent("not connected")
             self.counters.calls += 1
             try:
-                result = await session.call_tool(tool, arguments, self.spec.health.call_timeout_s)
+                result = await session.call_tool(
+                    tool,
+                    arguments,
+                    self.spec.timeout_for(tool),
+                    None if caller is None else caller.progress,
+                )
             except NotSent:
                 raise
             except PeerError as exc:
@@ -98,8 +104,29 @@ class Downstream:
             self._call_outcome(ticket, tool, None)
             return result
         finally:
+            if caller is not None:
+                self.callers.remove(caller)
             if not reported:
                 self.machine.release(ticket)
+
+    async def request(self, request: types.ClientRequest, result_type: type[ResultT]) -> ResultT:
+        """Any request but a tool call (resources, prompts, completion); not counted as health evidence."""
+        session = self.session
+        if session is None:
+            raise NotSent("not connected")
+        return await session.request(request, result_type, self.spec.health.call_timeout_s)
+
+    async def _relay(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
+        caller = self.callers[-1] if self.callers else self.default_caller()
+        if caller is None:
+            raise MCPError(INVALID_REQUEST, f"no client is connected to answer {request.method}")
+        return await caller.request(request, result_type)
+
+    async def _notified(self, notification: types.ServerNotification) -> None:
+        if isinstance(notification, types.LoggingMessageNotification) and self.callers:
+            await self.callers[-1].log(notification.params)
+        elif self.notified is not None:
+            await self.notified(self.name, notification)
 
     def _call_outcome(self, ticket: Ticket, tool: str, error: DownstreamError | None) -> None:
         log.debug("%s: call %s: %s", self.name, tool, "ok" if error is None else error.message)
@@ -122,7 +149,13 @@ class Downstream:
             ticket = self.machine.probe_ticket() if self.machine.state is State.QUARANTINE else None
             started = self._clock()
             token = next(self._tokens)
-            hooks = Hooks(closed=partial(self._lost, token), tools_changed=self._tools_changed)
+            hooks = Hooks(
+                closed=partial(self._lost, token),
+                tools_changed=self._tools_changed,
+                lists_changed=self._tools_changed,
+                notified=self._notified,
+                relay=self._relay,
+            )
             try:
                 async with self._connector(
                     self.spec, hooks, max(CONNECT_TIMEOUT_S, policy.check_timeout_s)
@@ -160,10 +193,21 @@ class Downstream:
             async with anyio.create_task_group() as tasks:
                 self._watch_scope = tasks.cancel_scope
                 tasks.start_soon(self._check_forever, session)
+                if self.subscriptions:
+                    tasks.start_soon(self._resubscribe, session)
                 await session.wait_closed()
                 tasks.cancel_scope.cancel()
         finally:
             self._watch_scope = None
+
+    async def _resubscribe(self, session: DownstreamSession) -> None:
+        """A restarted server has forgotten its subscriptions; the clients still hold theirs."""
+        for uri in sorted(self.subscriptions):
+            request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+            try:
+                await session.request(request, types.EmptyResult, self.spec.health.check_timeout_s)
+            except DownstreamError as exc:
+                log.warning("%s: could not subscribe to %s again: %s", self.name, uri, exc.message)
 
     def _lost(self, token: int, reason: str) -> None:
         if token != self._live_token:
@@ -181,97 +225,6 @@ class Downstream:
         log.warning("%s: %s", self.name, error.message)
         self.machine.report(ticket, Evidence(Signal.FAIL, error.kind, error.message))
         self.settled.set()
-
-    # --- checks ----------------------------------------------------------------------------------
-
-    async def _check_forever(self, session: DownstreamSession) -> None:
-        policy = self.spec.health
-        has_deep = self.spec.deep is not None
-        while True:
-            step = plan(
-                self.machine.state,
-                self._clock(),
-                timeline=self._timeline,
-                policy=policy,
-                has_deep=has_deep,
-                cooldown_left=self.machine.cooldown_left(),
-            )
-            if step.wait > 0:
-                await self._sleep_or_wake(step.wait)
-            elif step.round:
-                await self._round(session, step.kinds)
-            else:
-                for kind in step.kinds:
-                    await self._single(session, kind)
-
-    async def _single(self, session: DownstreamSession, kind: CheckKind) -> None:
-        ticket = self.machine.check_ticket()
-        if kind is CheckKind.CAPABILITY:
-            self._timeline.capability_wanted = False
-        checked = await self._check(session, kind)
-        if ticket is not None:
-            self.machine.report(ticket, checked.record.evidence)
-        if not checked.record.ok and kind is not CheckKind.CAPABILITY:
-            self._want_capability()
-
-    async def _round(self, session: DownstreamSession, kinds: tuple[CheckKind, ...]) -> None:
-        """Every kind in turn, stopping at the first that does not pass; one verdict."""
-        if self.machine.state is State.QUARANTINE:
-            if not self.machine.probe_due():
-                return
-            ticket: Ticket | None = self.machine.probe_ticket()
-        else:
-            ticket = self.machine.check_ticket()
-        self._timeline.last_round = self._clock()
-        if ticket is None:  # a real call holds the trial slot of PROBATION
-            return
-        # Only a capability check that passed proves calls work; liveness and readiness show life.
-        proven = False
-        verdict: Evidence | None = None
-        for kind in kinds:
-            checked = await self._check(session, kind)
-            if not checked.record.ok:
-                verdict = checked.record.evidence
-                break
-            proven = proven or checked.record.evidence.signal is Signal.PASS
-        if verdict is None:
-            verdict = Evidence(Signal.PASS if proven else Signal.ALIVE, detail=", ".join(kinds))
-        self._timeline.last_round = self._clock()
-        self.machine.report(ticket, verdict)
-        self.settled.set()
-
-    async def _check(self, session: DownstreamSession, kind: CheckKind) -> Checked:
-        checked = await run_check(kind, session, self.spec.health.check_timeout_s, self.spec.deep)
-        self._timeline.last[kind] = self._clock()
-        self.checks[kind] = checked.record
-        self.counters.checks += 1
-        if not checked.record.ok:
-            self.counters.check_failures += 1
-            log.info("%s: %s", self.name, checked.record.evidence.describe())
-        elif checked.tools is not None:
-            self._set_tools(checked.tools)
-        return checked
-
-    def _set_tools(self, tools: list[types.Tool]) -> None:
-        listed = {tool.name: tool for tool in tools}
-        if listed != self.tools:
-            self.tools = listed
-            self._notify()
-
-    def _tools_changed(self) -> None:
-        self._timeline.last.pop(CheckKind.READINESS, None)
-        self._wake.set()
-
-    def _want_capability(self) -> None:
-        if self.spec.deep is not None:
-            self._timeline.capability_wanted = True
-            self._wake.set()
-
-    async def _sleep_or_wake(self, seconds: float) -> None:
-        with anyio.move_on_after(seconds):
-            await self._wake.wait()
-        if self._wake.is_set():
-            self._wake = anyio.Event()
 
     # --- listeners -------------------------------------------------------------------------------
 

@@ -14,6 +14,8 @@ SwitchboardError
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
@@ -25,6 +27,22 @@ INVALID_PARAMS = "INVALID_PARAMS"
 
 # JSON-RPC codes that blame the request, not the server: answering them proves the server is alive.
 CLIENT_FAULT_CODES = frozenset({-32700, -32600, -32601, -32602})
+
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def json_path(loc: tuple[Any, ...]) -> str:
+    """A JSON path such as `mcpServers.search-a.health.liveness_s` or `fallbacks.search[1]`."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif _PLAIN_KEY.match(part):
+            path += f".{part}" if path else part
+        else:
+            path += f"[{json.dumps(part)}]"
+    return path or "$"
 
 
 class SwitchboardError(Exception):

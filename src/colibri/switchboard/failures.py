@@ -10,7 +10,7 @@ from colibri.switchboard.config import ServerSpec
 
 
 def describe_connect_error(spec: ServerSpec, error: BaseException) -> str:
-    leaf = next(_leaves(error), error)
+    leaf = next(leaves(error), error)
     if isinstance(leaf, OSError):
         return f"cannot start {spec.command or spec.url}: {leaf}"
     if isinstance(leaf, MCPError):
@@ -19,15 +19,15 @@ def describe_connect_error(spec: ServerSpec, error: BaseException) -> str:
 
 
 def describe_failure(error: BaseException) -> str:
-    leaf = next(_leaves(error), error)
+    leaf = next(leaves(error), error)
     text = str(leaf).strip()
     return f"{type(leaf).__name__}: {first_line(text)}" if text else type(leaf).__name__
 
 
-def _leaves(error: BaseException) -> Iterator[BaseException]:
+def leaves(error: BaseException) -> Iterator[BaseException]:
     if isinstance(error, BaseExceptionGroup):
         for inner in error.exceptions:
-            yield from _leaves(inner)
+            yield from leaves(inner)
     else:
         yield error
 

@@ -16,15 +16,20 @@ import anyio
 import mcp_types as types
 
 from colibri.switchboard.config import SwitchboardConfig
-from colibri.switchboard.downstream import Downstream
+from colibri.switchboard.contracts import Caller, Connector
+from colibri.switchboard.downstream import Downstream, Notified
+from colibri.switchboard.metrics import Metrics, readiness
+from colibri.switchboard.passthrough import Passthrough
 from colibri.switchboard.router import Router
 from colibri.switchboard.states import Clock, State
 from colibri.switchboard.status import snapshot
-from colibri.switchboard.transport import Connector, open_session
+from colibri.switchboard.transport import open_session
 
 log = logging.getLogger("colibri.switchboard")
 
 ToolsChanged = Callable[[], Awaitable[None]]
+ListsChanged = Callable[[str], Awaitable[None]]
+LISTS = ("tools", "resources", "prompts")
 
 
 class Switchboard:
@@ -34,14 +39,43 @@ class Switchboard:
         self, config: SwitchboardConfig, connector: Connector = open_session, clock: Clock = time.monotonic
     ) -> None:
         self.config = config
-        self.downstreams = {spec.name: Downstream(spec, connector, clock) for spec in config.servers}
-        self.router = Router(self.downstreams, config.fallbacks, self.status)
+        self._connector = connector
+        self._clock = clock
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._scopes: dict[str, anyio.CancelScope] = {}
+        self.downstreams = {spec.name: Downstream(spec, connector, clock) for spec in config.enabled}
+        self.metrics = Metrics()
+        self.router = Router(self.downstreams, config.fallbacks, self.status, self.metrics.call)
+        self.passthrough = Passthrough(self.downstreams)
         self._changed = anyio.Event()
         self._started = anyio.Event()
         self._subscribers: list[ToolsChanged] = []
-        self._published = self._signature()
+        self._list_subscribers: list[ListsChanged] = []
+        self._published = self._signatures()
+        self.notified: Notified | None = None
+        self.default_caller: Callable[[], Caller | None] = lambda: None
         for downstream in self.downstreams.values():
-            downstream.on_change(self._mark_changed)
+            self._adopt(downstream)
+
+    def _adopt(self, downstream: Downstream) -> None:
+        name = downstream.name
+        self.metrics.show_state(name, downstream.machine.state)
+        downstream.machine.subscribe(lambda transition: self.metrics.transition(name, transition))
+        downstream.on_change(self._mark_changed)
+        downstream.notified = self._notified
+        downstream.default_caller = self._default_caller
+
+    def _default_caller(self) -> Caller | None:
+        # Read at the time of the request: the MCP adapter sets `default_caller` after construction.
+        return self.default_caller()
+
+    async def _notified(self, server: str, notification: types.ServerNotification) -> None:
+        if self.notified is not None:
+            await self.notified(server, notification)
+
+    def on_lists_changed(self, subscriber: ListsChanged) -> None:
+        """Await `subscriber(kind)` whenever the listed resources or prompts change (kind names which)."""
+        self._list_subscribers.append(subscriber)
 
     def on_tools_changed(self, subscriber: ToolsChanged) -> None:
         """Await `subscriber()` whenever the listed tools change."""
@@ -50,8 +84,9 @@ class Switchboard:
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Supervise every downstream until cancelled."""
         async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
             for downstream in self.downstreams.values():
-                tasks.start_soon(downstream.run, name=f"downstream {downstream.name}")
+                self._start(downstream)
             tasks.start_soon(self._publish_changes)
             tasks.start_soon(self._start_up)
             task_status.started()
@@ -68,6 +103,53 @@ class Switchboard:
         await self.settled(self.config.startup_wait_s)
         self._started.set()
 
+    def _start(self, downstream: Downstream) -> None:
+        scope = anyio.CancelScope()
+        self._scopes[downstream.name] = scope
+
+        async def supervise() -> None:
+            with scope:
+                await downstream.run()
+
+        assert self._tasks is not None
+        self._tasks.start_soon(supervise, name=f"downstream {downstream.name}")
+
+    async def apply(self, config: SwitchboardConfig) -> None:
+        """Move to `config` changing only what differs (SPEC §12, hot reload).
+
+        An unchanged server keeps its connection, process and state; a removed one stops; an added
+        one starts in STARTING; a changed one (any difference in its entry) is stopped and started.
+        """
+        old = {spec.name: spec for spec in self.config.enabled}
+        new = {spec.name: spec for spec in config.enabled}
+        kept = {name for name in old.keys() & new.keys() if old[name] == new[name]}
+        for name in old.keys() - kept:
+            self._scopes.pop(name).cancel()
+            self.metrics.forget(name)
+        ordered: dict[str, Downstream] = {}
+        for spec in config.enabled:
+            if spec.name in kept:
+                ordered[spec.name] = self.downstreams[spec.name]
+                continue
+            downstream = Downstream(spec, self._connector, self._clock)
+            self._adopt(downstream)
+            ordered[spec.name] = downstream
+        # The router and the passthrough hold this very mapping: change it in place.
+        self.downstreams.clear()
+        self.downstreams.update(ordered)
+        self.config = config
+        self.router.fallbacks = config.fallbacks
+        for name, downstream in ordered.items():
+            if name not in kept:
+                self._start(downstream)
+        log.info(
+            "config applied: %d unchanged, %d started or restarted, %d stopped",
+            len(kept),
+            len(new.keys() - kept),
+            len(old.keys() - new.keys()),
+        )
+        self._mark_changed()
+
     async def settled(self, timeout: float) -> None:
         """Wait (at most `timeout`) until every downstream has had its first verdict."""
         with anyio.move_on_after(timeout):
@@ -77,7 +159,9 @@ class Switchboard:
     def tools(self) -> list[types.Tool]:
         return self.router.tools()
 
-    async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> types.CallToolResult:
         if not self._started.is_set() and any(
             self.downstreams[server].machine.state is State.STARTING
             for server in self.router.servers_for(name)
@@ -85,10 +169,19 @@ class Switchboard:
             # Sent right after connecting, before its server's first verdict: wait for that verdict
             # (bounded, as tools/list does) rather than refuse a server that is merely starting.
             await self.started()
-        return await self.router.call(name, arguments)
+        return await self.router.call(name, arguments, caller)
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]:
+        """For /readyz: every enabled server has had its first verdict and at least one is routable."""
+        return readiness(
+            {name: d.settled.is_set() for name, d in self.downstreams.items()},
+            {name: d.machine.routable for name, d in self.downstreams.items()},
+        )
 
     def status(self) -> dict[str, Any]:
-        return snapshot(self.downstreams.values(), self.config.fallbacks)
+        status = snapshot(self.downstreams.values(), self.config.fallbacks)
+        status["resource_clashes"] = self.passthrough.clashes()
+        return status
 
     def _mark_changed(self) -> None:
         self._changed.set()
@@ -97,19 +190,29 @@ class Switchboard:
         while True:
             await self._changed.wait()
             self._changed = anyio.Event()
-            signature = self._signature()
-            if signature == self._published:
-                continue
-            self._published = signature
-            log.info("tools changed: %d listed", len(signature))
-            for subscriber in self._subscribers:
+            signatures = self._signatures()
+            changed = [kind for kind in LISTS if signatures[kind] != self._published[kind]]
+            self._published = signatures
+            for kind in changed:
+                log.info("%s changed: %d listed", kind, len(signatures[kind]))
                 try:
-                    await subscriber()
+                    if kind == "tools":
+                        for subscriber in self._subscribers:
+                            await subscriber()
+                    for list_subscriber in self._list_subscribers:
+                        await list_subscriber(kind)
                 except Exception:
                     # News that cannot be delivered must not stop the routing it is about.
-                    log.exception("could not announce the changed tool list")
+                    log.exception("could not announce the changed %s list", kind)
 
-    def _signature(self) -> tuple[tuple[str, str], ...]:
-        return tuple(
-            (tool.name, json.dumps(tool.input_schema, sort_keys=True, default=str)) for tool in self.tools()
-        )
+    def _signatures(self) -> dict[str, tuple[str, ...]]:
+        passthrough = self.passthrough
+        return {
+            "tools": tuple(
+                f"{tool.name} {json.dumps(tool.input_schema, sort_keys=True, default=str)}"
+                for tool in self.tools()
+            ),
+            "resources": tuple(r.uri for r in passthrough.resources())
+            + tuple(t.uri_template for t in passthrough.templates()),
+            "prompts": tuple(prompt.name for prompt in passthrough.prompts()),
+        }

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from colibri.switchboard import envelopes
 from colibri.switchboard.config import STATUS_TOOL, Target
+from colibri.switchboard.contracts import Caller
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.errors import (
     SERVICE_UNAVAILABLE,
@@ -29,6 +31,8 @@ from colibri.switchboard.errors import (
     DownstreamError,
     PeerError,
 )
+
+Record = Callable[[str, str, str, float], None]
 
 STATUS = types.Tool(
     name=STATUS_TOOL,
@@ -51,10 +55,12 @@ class Router:
         downstreams: Mapping[str, Downstream],
         fallbacks: Mapping[str, tuple[Target, ...]],
         status: Callable[[], dict[str, Any]],
+        record: Record = lambda server, tool, outcome, seconds: None,
     ) -> None:
         self._downstreams = downstreams
-        self._fallbacks = fallbacks
+        self.fallbacks = fallbacks
         self._status = status
+        self._record = record
 
     def tools(self) -> list[types.Tool]:
         """What tools/list shows now."""
@@ -65,7 +71,7 @@ class Router:
                     tool.model_copy(update={"name": f"{downstream.name}.{tool.name}"})
                     for tool in downstream.tools.values()
                 )
-        for capability, chain in self._fallbacks.items():
+        for capability, chain in self.fallbacks.items():
             tool = self._first_listed(chain)
             if tool is not None:
                 routes = ", ".join(str(target) for target in chain)
@@ -80,7 +86,9 @@ class Router:
                 return downstream.tools[target.tool]
         return None
 
-    async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> types.CallToolResult:
         """Route one call. Raises `MCPError` only to pass a downstream's JSON-RPC error through."""
         if name == STATUS_TOOL:
             return envelopes.success(self._status())
@@ -100,18 +108,27 @@ class Router:
             ticket = downstream.machine.admit()
             if ticket is None:
                 reasons.append(_reason(target, downstream.machine.why_not()))
+                self._record(target.server, target.tool, "refused", 0.0)
                 continue
+            started = time.perf_counter()
             try:
-                return await downstream.call(ticket, target.tool, arguments)
+                result = await downstream.call(ticket, target.tool, arguments, caller)
             except PeerError as exc:
+                self._record(target.server, target.tool, "error", time.perf_counter() - started)
                 raise MCPError(exc.code, exc.rpc_message, exc.data) from None
             except DownstreamError as exc:
+                outcome = "timeout" if isinstance(exc, CallTimedOut) else "error"
+                self._record(target.server, target.tool, outcome, time.perf_counter() - started)
                 rest = chain[index + 1 :]
                 if exc.sent and not (rest and target.tool in downstream.spec.idempotent):
                     return _upstream_error(name, target, exc, rest, self._schemas(chain))
                 # It never reached the server, or repeating it is harmless: on to the next entry.
                 done = "retried, it is idempotent" if exc.sent else "it never reached the server"
                 reasons.append(_reason(target, f"{target} failed ({exc.message}); {done}"))
+            else:
+                outcome = "tool_error" if result.is_error else "ok"
+                self._record(target.server, target.tool, outcome, time.perf_counter() - started)
+                return result
         return envelopes.error(
             SERVICE_UNAVAILABLE,
             f"{name} is unavailable: {'; '.join(reason['reason'] for reason in reasons)}. "
@@ -148,7 +165,7 @@ class Router:
                 f"listed as server.tool while it is healthy) or {STATUS_TOOL} to see every server",
                 tool=name,
             )
-        if name in self._fallbacks or not self._lacks(chain[0]):
+        if name in self.fallbacks or not self._lacks(chain[0]):
             return None
         offered = ", ".join(sorted(self._downstreams[chain[0].server].tools))
         return envelopes.error(
@@ -159,13 +176,15 @@ class Router:
         )
 
     def _lacks(self, target: Target) -> bool:
-        """Whether the server's last tools/list (if it ever answered one) lacks the tool."""
-        tools = self._downstreams[target.server].tools
-        return bool(tools) and target.tool not in tools
+        """Whether the tool is filtered out, or the server's last tools/list (if any) lacks it."""
+        downstream = self._downstreams[target.server]
+        if not downstream.spec.offers(target.tool):
+            return True
+        return bool(downstream.tools) and target.tool not in downstream.tools
 
     def _chain(self, name: str) -> tuple[Target, ...] | None:
-        if name in self._fallbacks:
-            return self._fallbacks[name]
+        if name in self.fallbacks:
+            return self.fallbacks[name]
         server, dot, tool = name.partition(".")
         if dot and tool and server in self._downstreams:
             return (Target(server, tool),)

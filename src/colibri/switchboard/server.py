@@ -7,59 +7,40 @@ tools/list_changed reaches handshake-era clients as a notification on their conn
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
 
 from colibri import __version__
-from colibri.pipes import LINE_LIMIT
-from colibri.serving.http import run_http, security_for
-from colibri.serving.http_limits import HttpLimits
+from colibri.serving.http import run_http, security_for, web_server
 from colibri.serving.signals import DRAIN_GRACE_S
 from colibri.serving.stdio import run_stdio
-from colibri.switchboard import envelopes
+from colibri.switchboard import envelopes, metrics, reload
+from colibri.switchboard.auth import TokensFile
 from colibri.switchboard.errors import HANDLER_ERROR, INVALID_PARAMS
 from colibri.switchboard.gateway import Switchboard
+from colibri.switchboard.peers import CHANGED, Peers, SessionCaller
+from colibri.switchboard.serving import Serving
 
 log = logging.getLogger("colibri.switchboard")
 
 SERVER_NAME = "colibri-switchboard"
-
-
-class Peers:
-    """Handshake-era connections seen so far, the ones tools/list_changed is sent to (bounded)."""
-
-    LIMIT = 256
-
-    def __init__(self) -> None:
-        self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
-
-    def remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.method == "initialize":
-            return
-        headers = getattr(ctx.request, "headers", None)
-        key = str(headers.get("mcp-session-id")) if headers is not None else "stdio"
-        self._sessions[key] = ctx.session
-        self._sessions.move_to_end(key)
-        while len(self._sessions) > self.LIMIT:
-            self._sessions.popitem(last=False)
-
-    async def notify(self) -> None:
-        for key, session in list(self._sessions.items()):
-            try:
-                await session.send_tool_list_changed()
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._sessions.pop(key, None)
 
 
 def build_server(board: Switchboard) -> Server[Any]:
@@ -77,7 +58,7 @@ def build_server(board: Switchboard) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
-            return await board.call(params.name, params.arguments)
+            return await board.call(params.name, params.arguments, SessionCaller(ctx.session, ctx.request_id))
         except MCPError:
             raise
         except Exception as exc:
@@ -93,25 +74,72 @@ def build_server(board: Switchboard) -> Server[Any]:
         peers.remember(ctx)
         return await call_next(ctx)
 
-    async def refuse_non_object_arguments(
-        ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        # The SDK would answer a bare -32602 before `call_tool` runs; a tool's caller gets an envelope.
-        params = ctx.params if ctx.method == "tools/call" and isinstance(ctx.params, Mapping) else {}
-        arguments, name = params.get("arguments"), params.get("name")
-        if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
-            return envelopes.error(
-                INVALID_PARAMS,
-                f"arguments for {name} must be a JSON object, got {type(arguments).__name__}; "
-                'pass named arguments, e.g. {"key": "value"}, or {} for none',
-                tool=name,
-                issues=[{"path": "", "message": "expected an object", "type": "object_type"}],
-            )
-        return await call_next(ctx)
-
     async def tools_changed() -> None:
         await bus.publish(ToolsListChanged())
-        await peers.notify()
+
+    async def lists_changed(kind: str) -> None:
+        if kind == "resources":
+            await bus.publish(ResourcesListChanged())
+        elif kind == "prompts":
+            await bus.publish(PromptsListChanged())
+        await peers.notify(CHANGED[kind])
+
+    passthrough = board.passthrough
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=passthrough.resources())
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=passthrough.templates())
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await passthrough.read(params.uri)
+
+    async def subscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        passthrough.owner(params.uri)
+        if peers.subscribe(ctx, params.uri):
+            try:
+                await passthrough.subscribe(params.uri)
+            except MCPError:
+                peers.unsubscribe(ctx, params.uri)
+                raise
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        if peers.unsubscribe(ctx, params.uri):
+            await passthrough.unsubscribe(params.uri)
+        return types.EmptyResult()
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=passthrough.prompts())
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return await passthrough.get_prompt(params.name, params.arguments)
+
+    async def complete(
+        ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return await passthrough.complete(params)
+
+    async def set_level(
+        ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        await passthrough.set_level(params.level)
+        return types.EmptyResult()
 
     server: Server[Any] = _Gateway(
         SERVER_NAME,
@@ -123,11 +151,42 @@ def build_server(board: Switchboard) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_subscriptions_listen=ListenHandler(bus),
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
     )
+    # Registered by hand: the constructor argument warns that logging is deprecated in the 2026 era,
+    # but handshake-era clients still set the level of the servers behind the switchboard.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
     # Replaces the SDK default (an OpenTelemetry span per message, a no-op without an exporter).
-    server.middleware = [remember_peer, refuse_non_object_arguments]
+    server.middleware = [remember_peer, _refuse_non_object_arguments]
     board.on_tools_changed(tools_changed)
+    board.on_lists_changed(lists_changed)
+    board.notified = peers.downstream_notified
+    board.default_caller = peers.latest
     return server
+
+
+async def _refuse_non_object_arguments(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    # The SDK would answer a bare -32602 before `call_tool` runs; a tool's caller gets an envelope.
+    params = ctx.params if ctx.method == "tools/call" and isinstance(ctx.params, Mapping) else {}
+    arguments, name = params.get("arguments"), params.get("name")
+    if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
+        return envelopes.error(
+            INVALID_PARAMS,
+            f"arguments for {name} must be a JSON object, got {type(arguments).__name__}; "
+            'pass named arguments, e.g. {"key": "value"}, or {} for none',
+            tool=name,
+            issues=[{"path": "", "message": "expected an object", "type": "object_type"}],
+        )
+    return await call_next(ctx)
 
 
 class _Gateway(Server[Any]):
@@ -144,14 +203,16 @@ class _Gateway(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options
+            or NotificationOptions(tools_changed=True, resources_changed=True, prompts_changed=True),
             experimental_capabilities,
             extensions,
         )
 
 
-async def serve_stdio(board: Switchboard, limit: int = LINE_LIMIT) -> None:
-    """Serve on stdin/stdout until stdin closes or a signal arrives; `limit` caps one message."""
+async def serve_stdio(board: Switchboard, serving: Serving | None = None) -> None:
+    """Serve on stdin/stdout until stdin closes or a signal arrives."""
+    serving = serving or Serving(config_path="")
     server = build_server(board)
     options = server.create_initialization_options()
     board_scope = anyio.CancelScope()
@@ -168,6 +229,13 @@ async def serve_stdio(board: Switchboard, limit: int = LINE_LIMIT) -> None:
 
     async with anyio.create_task_group() as tasks:
         await tasks.start(run_board)
+        if serving.config_path:
+            tasks.start_soon(reload.watch, board, serving.config_path, serving.watch)
+        if serving.metrics is not None:
+            host, port = serving.metrics
+            probes = web_server(Starlette(routes=metrics.routes(board)), host, port, serving.http_limits)
+            tasks.start_soon(probes.serve)
+            log.info("probes and metrics at http://%s:%d/metrics", host, port)
         # Requests read before stdin's end are answered first; none can take longer than this.
         answer_within_s = board.config.startup_wait_s + max(
             (spec.health.call_timeout_s for spec in board.config.servers), default=0.0
@@ -177,26 +245,41 @@ async def serve_stdio(board: Switchboard, limit: int = LINE_LIMIT) -> None:
             options,
             drain=drain,
             what="stopping the downstreams",
-            message_limit=limit,
+            message_limit=serving.message_limit,
             answer_within_s=answer_within_s + DRAIN_GRACE_S,
         )
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()
 
 
-async def serve_http(board: Switchboard, host: str, port: int, limits: HttpLimits | None = None) -> None:
-    """Serve Streamable HTTP at http://HOST:PORT/mcp until SIGINT or SIGTERM."""
-    limits = limits or HttpLimits()
+async def serve_http(board: Switchboard, options: Serving) -> None:
+    """Serve Streamable HTTP at http://HOST:PORT/mcp (and the probes) until SIGINT or SIGTERM."""
+    assert options.http is not None
+    host, port = options.http
+    limits = options.http_limits
     server = build_server(board)
     app = server.streamable_http_app(
         host=host,
         transport_security=security_for(host),
         session_idle_timeout=limits.session_idle_s,
         max_sessions=limits.max_sessions,
+        custom_starlette_routes=metrics.routes(board),
+        **_auth(options, host, port),
     )
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
+        if options.config_path:
+            tasks.start_soon(reload.watch, board, options.config_path, options.watch)
         log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
         await run_http(app, host, port, limits)
         log.info("HTTP server stopped; stopping the downstreams")
         tasks.cancel_scope.cancel()
+
+
+def _auth(options: Serving, host: str, port: int) -> dict[str, Any]:
+    """The SDK's bearer-token middleware over the tokens file; nothing when serving without tokens."""
+    if options.tokens is None:
+        return {}
+    shown = f"[{host}]" if ":" in host else host
+    settings = AuthSettings(issuer_url=AnyHttpUrl(f"http://{shown}:{port}"), resource_server_url=None)
+    return {"auth": settings, "token_verifier": TokensFile(options.tokens)}

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from colibri.core.modes import Mode
 from colibri.core.spec import Tool
-from colibri.domains import access, proofs, skills, system, tasks, trail
+from colibri.domains import access, log, proofs, skills, system, tasks, trail
 from colibri.storage import Migration
 from colibri.storage.audit_log import MIGRATIONS as AUDIT_MIGRATIONS
 from colibri.storage.errors import SchemaError
@@ -20,7 +20,14 @@ from colibri.storage.errors import SchemaError
 TOOLS: list[Tool] = [*system.TOOLS, *tasks.TOOLS, *trail.TOOLS, *proofs.TOOLS, *skills.TOOLS]
 
 MIGRATIONS: list[Migration] = sorted(
-    [*AUDIT_MIGRATIONS, *tasks.MIGRATIONS, *proofs.MIGRATIONS, *trail.MIGRATIONS, *access.MIGRATIONS],
+    [
+        *AUDIT_MIGRATIONS,
+        *tasks.MIGRATIONS,
+        *proofs.MIGRATIONS,
+        *trail.MIGRATIONS,
+        *log.MIGRATIONS,
+        *access.MIGRATIONS,
+    ],
     key=lambda migration: migration.name,
 )
 

@@ -82,10 +82,12 @@ async def test_session_thoughts_lists_seal_and_a_verifying_proof_for_every_recor
         written, head = await _record_every_kind_twice(client, session)
         await _list_with_every_filter_and_page(client, session, written)
         whole = ok_data(await call(client, "audit_verify_chain"))
+        log = whole.pop("log")
+        assert log["tree_matches_entries"] and log["entries_match_rows"] and log["first_difference"] is None
         assert whole == {"valid": True, "checked": 24, "head_hash": head, "first_break": None, "seal": None}
 
         sealed = ok_data(await call(client, "merkle_finalize", {"session_id": session}))
-        assert set(sealed) == {"session_id", "root", "leaf_count", "finalized_at"}
+        assert set(sealed) == {"session_id", "root", "leaf_count", "finalized_at", "checkpoint"}
         assert sealed["session_id"] == session and sealed["leaf_count"] == 12
         root = ok_data(await call(client, "merkle_root", {"session_id": session}))
         assert root == {
@@ -94,6 +96,7 @@ async def test_session_thoughts_lists_seal_and_a_verifying_proof_for_every_recor
             "finalized_at": sealed["finalized_at"],
             "algorithm": "rfc9162-sha256",
             "proof": None,
+            "checkpoint": sealed["checkpoint"],
         }
         await _prove_every_record(client, session, written)
 

@@ -20,37 +20,26 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-HASH_SIZE = 32
+from colibri.core.merkle import EMPTY_ROOT, HASH_SIZE, build_levels, leaf_hash, node_hash
+
+__all__ = [
+    "ALGORITHM",
+    "EMPTY_ROOT",
+    "HASH_SIZE",
+    "build_levels",
+    "inclusion_path",
+    "leaf_hash",
+    "node_hash",
+    "root_from_leaf_hashes",
+    "tree_root",
+    "verify_inclusion",
+    "verify_proof",
+]
+
 ALGORITHM: Final = "rfc9162-sha256"
-EMPTY_ROOT = hashlib.sha256(b"").digest()  # MTH of the empty list (RFC 9162 §2.1.1)
 
 _sha256 = hashlib.sha256
 _HEX = frozenset("0123456789abcdef")
-
-
-def leaf_hash(data: bytes) -> bytes:
-    """MTH of a single leaf: SHA-256(0x00 ‖ data)."""
-    return _sha256(b"\x00" + data).digest()
-
-
-def node_hash(left: bytes, right: bytes) -> bytes:
-    """An interior node: SHA-256(0x01 ‖ left ‖ right)."""
-    return _sha256(b"\x01" + left + right).digest()
-
-
-def build_levels(leaf_hashes: list[bytes]) -> list[list[bytes]]:
-    """Every level of the tree, from the leaf hashes (level 0) up to the root (last level)."""
-    levels = [leaf_hashes]
-    level = leaf_hashes
-    sha = _sha256
-    while len(level) > 1:
-        pairs = range(0, len(level) - 1, 2)
-        upper = [sha(b"\x01" + level[i] + level[i + 1]).digest() for i in pairs]
-        if len(level) % 2:
-            upper.append(level[-1])  # carried up unchanged, never duplicated
-        levels.append(upper)
-        level = upper
-    return levels
 
 
 def root_from_leaf_hashes(leaf_hashes: list[bytes]) -> bytes:

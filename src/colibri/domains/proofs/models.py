@@ -21,6 +21,11 @@ SessionIdIn = Annotated[
     ),
 ]
 Hash = Annotated[str, Field(description="A SHA-256 hash, 64 lowercase hex digits.")]
+CHECKPOINT_DESCRIPTION = (
+    "The verifiable log's state signed at the seal: a C2SP tlog-checkpoint (origin, size, base64 root) "
+    "as an Ed25519 signed note. Keep it anywhere outside the database; `colibri verify --checkpoint FILE "
+    "--key VERIFIER_KEY` then proves nothing before it was changed. Null only without a signing key."
+)
 
 
 class SessionStartArgs(Arguments):
@@ -66,6 +71,7 @@ class Finalized(BaseModel):
     root: Hash
     leaf_count: int = Field(ge=1, description="How many records the sealed tree holds, in seq order.")
     finalized_at: str
+    checkpoint: str | None = Field(default=None, description=CHECKPOINT_DESCRIPTION)
 
 
 class RootArgs(Arguments):
@@ -101,3 +107,8 @@ class RootAnswer(BaseModel):
     finalized_at: str
     algorithm: Literal["rfc9162-sha256"] = ALGORITHM
     proof: InclusionProof | None = Field(default=None, description="Present when record_id was given.")
+    checkpoint: str | None = Field(
+        default=None,
+        description="The log checkpoint signed when the session was sealed (null for seals made before "
+        "the verifiable log existed).",
+    )

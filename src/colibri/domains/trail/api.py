@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from colibri.domains.trail.canonical import RECORD_ID_PATTERN
+from colibri.domains.trail.canonical import RECORD_ID_PATTERN, record_json, stored_record_hash
 from colibri.domains.trail.models import Text
 from colibri.domains.trail.repository import (
     RecordRef,
@@ -22,6 +22,8 @@ __all__ = [
     "find_record",
     "has_writeback",
     "record_hashes",
+    "record_json",
     "record_seqs",
     "stored_hash_bytes",
+    "stored_record_hash",
 ]

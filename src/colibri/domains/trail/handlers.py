@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from colibri.core.spec import ToolContext
+from colibri.domains.log import api as log_api
 from colibri.domains.trail import records
 from colibri.domains.trail.models import (
     ChainBreak,
@@ -53,10 +54,13 @@ def audit_verify_chain(ctx: ToolContext, args: VerifyArgs) -> Verification:
     report = verify(ctx.database(), session_id=args.session_id, from_seq=args.from_seq, to_seq=args.to_seq)
     brk = report.first_break
     seal = report.seals[0] if report.seals else None
+    db = ctx.database()
+    log = None if args.from_seq is not None or args.to_seq is not None else log_api.log_status(db)
     return Verification(
-        valid=report.valid,
+        valid=report.valid and (log is None or log.valid),
         checked=report.checked,
         head_hash=report.head_hash,
         first_break=None if brk is None else ChainBreak(**asdict(brk)),
         seal=None if seal is None else SealStatus(**asdict(seal), valid=seal.valid),
+        log=log,
     )

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, BaseModel, Field, StrictInt, StrictStr, mod
 
 from colibri.core.cursor import MAX_SEQ, decode_cursor
 from colibri.core.spec import Arguments
+from colibri.domains.log.api import LogStatus
 
 Kind = Literal["plan", "analysis", "decision", "observation", "reflection", "writeback"]
 BreakReason = Literal["hash_mismatch", "prev_link_mismatch", "seq_gap"]
@@ -165,7 +166,10 @@ class SealStatus(BaseModel):
 class Verification(BaseModel):
     """The outcome of audit_verify_chain."""
 
-    valid: bool = Field(description="True when no break was found and the seal (if checked) matches.")
+    valid: bool = Field(
+        description="True when no break was found, the seal (if checked) matches, and so does the log "
+        "(if checked)."
+    )
     checked: int = Field(
         ge=0,
         description="Records of the global chain checked (within from_seq..to_seq when given). With a "
@@ -180,4 +184,9 @@ class Verification(BaseModel):
     seal: SealStatus | None = Field(
         description="With a session_id of a sealed session (and no seq range): its stored root beside "
         "the root recomputed from its records; null otherwise."
+    )
+    log: LogStatus | None = Field(
+        default=None,
+        description="Without from_seq/to_seq: the verifiable log rechecked (stored tree against entries, "
+        "entries against records and audit rows); null when a seq range was given.",
     )

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from colibri.core.clock import utc_now
 from colibri.core.cursor import decode_cursor, encode_cursor
 from colibri.core.errors import DomainError
+from colibri.domains.log import api as log
 from colibri.domains.proofs import api as sessions
 from colibri.domains.tasks import api as tasks
 from colibri.domains.trail import repository
@@ -33,7 +34,8 @@ def append(
     """Chain a new record after the current head, in one write transaction.
 
     `seq` and `prev_hash` are read inside BEGIN IMMEDIATE, so writers in other processes wait
-    for the lock and every record links to the one committed just before it.
+    for the lock and every record links to the one committed just before it. The record's
+    log entry is appended in the same transaction.
     """
     with _write_transaction(db) as conn:
         require_session(conn, session_id, open_only=True)
@@ -64,6 +66,7 @@ def append(
             hash=digest,
         )
         repository.append(conn, record)
+        log.log_record(conn, seq, digest)
     return record
 
 

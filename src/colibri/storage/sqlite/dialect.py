@@ -11,6 +11,7 @@ class SQLiteDialect:
     name = NAME
     table_exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
     applied_migrations = "SELECT name FROM schema_migrations ORDER BY rowid"
+    table_columns = "SELECT name FROM pragma_table_info(?)"
 
     def next_id(self) -> str:
         # AUTOINCREMENT keeps its counter in sqlite_sequence (no row until the first insert).

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 
 from colibri import __version__
+from colibri.cli import log as log_cli
+from colibri.cli import ui as ui_cli
 from colibri.runtime.config import Config, ConfigError
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -36,25 +38,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_http_arguments(serve)
     token = commands.add_parser(
         "token",
-        help="create, list or revoke the bearer tokens of colibri serve --http",
-        description="Manage the bearer tokens stored (as SHA-256 only) in COLIBRI_DB_PATH.",
+        help="create, list or revoke bearer tokens (colibri serve --http, or a switchboard's tokens file)",
+        description="Manage the bearer tokens of colibri serve --http, stored (as SHA-256 only) in "
+        "COLIBRI_DB_PATH; with `create --file PATH`, add one to a switchboard's tokens file instead.",
     )
     token_actions = token.add_subparsers(dest="token_action", metavar="ACTION", required=True)
     create = token_actions.add_parser("create", help="make a token and print it once")
     create.add_argument("name", metavar="NAME", help="the principal recorded in every audit row")
-    create.add_argument("--scope", choices=["read", "write"], required=True)
+    create.add_argument("--scope", choices=["read", "write"], help="required for a database token")
+    create.add_argument(
+        "--file",
+        metavar="PATH",
+        help='a switchboard\'s tokens file ("auth.tokens_file") instead of the database',
+    )
     create.add_argument("--expires-days", type=int, metavar="N", help="expire after N days (default never)")
     token_actions.add_parser("list", help="names, scopes, status and expiry (never the tokens)")
     revoke = token_actions.add_parser("revoke", help="refuse this token from now on")
     revoke.add_argument("name", metavar="NAME")
-    ui = commands.add_parser(
-        "ui",
-        help="serve read-only pages: the board, the trail, the audit",
-        description="Serve the board, the trail and the audit as HTML pages over COLIBRI_DB_PATH, opened "
-        "read-only. A token from `colibri token create` is asked for once and kept in a cookie.",
-    )
-    ui.add_argument("--http", metavar="HOST:PORT", default="127.0.0.1:8765", help="default 127.0.0.1:8765")
-    ui.add_argument("--no-auth", action="store_true", help="serve without a token (loopback addresses only)")
+    ui_cli.add_parser(commands)
     commands.add_parser(
         "tools",
         help="list the tools admitted in the current mode",
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--db", metavar="PATH", help="database file (default: COLIBRI_DB_PATH or data/colibri.db)"
     )
     verify.add_argument("--session", metavar="ID", help="check only this session's records and seal")
+    log_cli.add_commands(commands, verify)
 
     switchboard = commands.add_parser(
         "switchboard",
@@ -100,6 +102,20 @@ def build_parser() -> argparse.ArgumentParser:
     switchboard.add_argument(
         "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
     )
+    switchboard.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="serve --http without bearer tokens (loopback addresses only)",
+    )
+    switchboard.add_argument(
+        "--metrics", metavar="HOST:PORT", help="with stdio serving: /healthz, /readyz and /metrics over HTTP"
+    )
+    switchboard.add_argument(
+        "--watch",
+        action="store_true",
+        help="reload the config whenever the file changes (SIGHUP always does)",
+    )
+
     return parser
 
 
@@ -108,7 +124,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "switchboard":
         from colibri.switchboard.cli import run as run_switchboard
 
-        return run_switchboard(args.action, args.config, args.http)
+        return run_switchboard(
+            args.action, args.config, args.http, no_auth=args.no_auth, metrics=args.metrics, watch=args.watch
+        )
+    if args.command == "token" and args.token_action == "create":
+        problem = _token_create_problem(args)
+        if problem:
+            print(f"colibri token create: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+        if args.file is not None:
+            from colibri.switchboard.cli import create_token
+
+            return create_token(args.name, args.file)
     try:
         config = Config.from_env()
     except ConfigError as exc:
@@ -126,12 +153,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "tools":
         return _tools(config)
     if args.command == "ui":
-        return _ui(config, args)
+        return ui_cli.run_ui(config, args)
     if args.command == "call":
         return _call(args.tool, args.arguments)
+    log_exit = log_cli.run(args, config)
+    if log_exit is not None:
+        return log_exit
     from colibri.verifier.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)
+
+
+def _token_create_problem(args: argparse.Namespace) -> str | None:
+    if args.file is not None and (args.scope is not None or args.expires_days is not None):
+        return "--file writes a switchboard tokens file, which has no --scope or --expires-days; drop them"
+    if args.file is None and args.scope is None:
+        return "--scope read|write is required (or --file PATH for a switchboard's tokens file)"
+    return None
 
 
 def _serve(config: Config) -> int:
@@ -205,36 +243,6 @@ def _serve_http(config: Config, args: argparse.Namespace) -> int:
         pages=lambda reader: page_routes(reader, require_token=not args.no_auth, hosts=hosts),
     )
     anyio.run(serve_http, App(config), options)
-    return EXIT_OK
-
-
-def _ui(config: Config, args: argparse.Namespace) -> int:
-    import anyio
-
-    from colibri.core.errors import StorageError
-    from colibri.serving import logs
-    from colibri.serving.address import parse_address
-    from colibri.serving.http import is_loopback
-    from colibri.ui.serve import serve_ui
-
-    try:
-        host, port = parse_address(args.http)
-    except ValueError as exc:
-        print(f"colibri ui: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.no_auth and not is_loopback(host):
-        print(
-            f"colibri ui: --no-auth is refused for {host}, which is not a loopback address: anyone who "
-            "can reach it could read the board, the trail and the audit; use a token",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    logs.configure(config.log_level)
-    try:
-        anyio.run(lambda: serve_ui(config.db_path, host, port, require_token=not args.no_auth))
-    except StorageError as exc:
-        print(f"colibri ui: {exc}", file=sys.stderr)
-        return EXIT_FAILED
     return EXIT_OK
 
 

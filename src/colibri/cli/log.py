@@ -1,0 +1,114 @@
+"""The verifiable log's commands (SPEC §11), added to `colibri`'s parser by cli/__init__.py.
+
+colibri key generate --name NAME --out FILE
+colibri checkpoint
+colibri log entries [--from I] [--to J]
+colibri prove inclusion INDEX [--size N]
+colibri prove consistency OLD NEW
+colibri verify --checkpoint FILE --key VERIFIER_KEY
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from colibri.runtime.config import Config
+from colibri.serving.exits import EXIT_USAGE
+
+COMMANDS = frozenset({"key", "checkpoint", "log", "prove"})
+_DB_HELP = "database file (default: COLIBRI_DB_PATH or data/colibri.db)"
+
+
+def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
+    """Add the log's commands to the `colibri` subparsers, and --checkpoint/--key to verify."""
+    key = commands.add_parser("key", help="make a checkpoint signing key", description="Signing keys.")
+    key_commands = key.add_subparsers(dest="key_command", metavar="ACTION", required=True)
+    generate = key_commands.add_parser(
+        "generate",
+        help="write a new signer key file and print its verifier key",
+        description="Write a new Ed25519 signer key in the note key format (PRIVATE+KEY+NAME+HASH+KEY) to "
+        "FILE with mode 0600, and print the verifier key (NAME+HASH+KEY) that checks its checkpoints. "
+        "Point COLIBRI_SIGNING_KEY at FILE. An existing FILE is never overwritten.",
+    )
+    generate.add_argument("--name", required=True, help="key name, e.g. example.com/colibri (no spaces or +)")
+    generate.add_argument("--out", required=True, metavar="FILE", help="where to write the signer key")
+
+    checkpoint = commands.add_parser(
+        "checkpoint",
+        help="print the latest signed checkpoint of the log, making one first if the log grew",
+        description="Print the latest C2SP checkpoint of the database's verifiable log. If the log grew "
+        "since it was made, sign a new one first (with COLIBRI_SIGNING_KEY, or colibri.key beside the "
+        "database), store it, and export it to COLIBRI_CHECKPOINT_EXPORT when set.",
+    )
+    checkpoint.add_argument("--db", metavar="PATH", help=_DB_HELP)
+
+    log = commands.add_parser("log", help="read the verifiable log", description="Read the verifiable log.")
+    log_commands = log.add_subparsers(dest="log_command", metavar="ACTION", required=True)
+    entries = log_commands.add_parser(
+        "entries",
+        help="print entry hashes, one per line",
+        description="Print the log's entry hashes in lowercase hex, one per line, from index I to J "
+        "inclusive (default: all of them). Read-only.",
+    )
+    entries.add_argument("--from", dest="first", type=int, metavar="I", help="first index (default 0)")
+    entries.add_argument("--to", dest="last", type=int, metavar="J", help="last index (default: the last)")
+    entries.add_argument("--db", metavar="PATH", help=_DB_HELP)
+
+    prove = commands.add_parser("prove", help="print an RFC 9162 proof", description="RFC 9162 proofs.")
+    prove_commands = prove.add_subparsers(dest="prove_command", metavar="KIND", required=True)
+    inclusion = prove_commands.add_parser(
+        "inclusion",
+        help="prove entry INDEX is in the tree of N entries",
+        description='Print {"index", "size", "entry_hash", "audit_path"}: an RFC 9162 §2.1.3 inclusion proof '
+        "of entry INDEX in the tree of the log's first N entries (default: all). Read-only.",
+    )
+    inclusion.add_argument("index", type=int, metavar="INDEX")
+    inclusion.add_argument("--size", type=int, metavar="N", help="tree size (default: the log's size)")
+    inclusion.add_argument("--db", metavar="PATH", help=_DB_HELP)
+    consistency = prove_commands.add_parser(
+        "consistency",
+        help="prove the tree of NEW entries extends the tree of OLD entries",
+        description='Print {"old_size", "new_size", "proof"}: an RFC 9162 §2.1.4 consistency proof. '
+        "Read-only.",
+    )
+    consistency.add_argument("old", type=int, metavar="OLD")
+    consistency.add_argument("new", type=int, metavar="NEW")
+    consistency.add_argument("--db", metavar="PATH", help=_DB_HELP)
+
+    verify.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="a signed checkpoint kept elsewhere: check the log against it instead (needs --key)",
+    )
+    verify.add_argument(
+        "--key", metavar="VERIFIER_KEY", help="the verifier key (NAME+HASH+KEY) or a file holding it"
+    )
+
+
+def run(args: argparse.Namespace, config: Config) -> int | None:
+    """Run a log command; None when `args` is not one (plain `verify` stays cli/__init__.py's)."""
+    from colibri.cli import log_commands as commands
+
+    db = Path(args.db) if getattr(args, "db", None) else config.db_path
+    if args.command == "key":
+        return commands.key_generate(args.name, args.out)
+    if args.command == "checkpoint":
+        return commands.checkpoint(db, config.signing_key, config.log_origin, config.checkpoint_export)
+    if args.command == "log":
+        return commands.log_entries(db, args.first, args.last)
+    if args.command == "prove" and args.prove_command == "inclusion":
+        return commands.prove_inclusion(db, args.index, args.size)
+    if args.command == "prove":
+        return commands.prove_consistency(db, args.old, args.new)
+    if args.command == "verify" and (args.checkpoint is not None or args.key is not None):
+        if args.checkpoint is None or args.key is None or args.session is not None:
+            print(
+                "colibri verify: --checkpoint FILE and --key VERIFIER_KEY go together, without --session",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        return commands.verify_checkpoint(db, args.checkpoint, args.key, config.log_origin)
+    return None

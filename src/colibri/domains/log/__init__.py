@@ -1,0 +1,26 @@
+"""The verifiable log (SPEC §11): every thought record and finished call as an entry of one
+append-only RFC 9162 tree, whose state is signed in C2SP checkpoints by a key that does not
+live in the database.
+
+    appends.py     log_record / log_action: what the trail and the audit writer call
+    entries.py     entry hashes (a record's hash; the JCS hash of a finished action)
+    tree.py        the stored tree: O(log n) appends, roots and proofs
+    rfc9162.py     roots and proofs from complete subtrees; consistency verification
+    note.py        C2SP signed notes and note keys (Ed25519)
+    checkpoint.py  C2SP tlog-checkpoint bodies
+    notary.py      making, storing and exporting checkpoints
+    keys.py        signer key files
+    store.py       the database id and stored checkpoints
+    scan.py        the exact pass: entries, rows and stored tree, naming the first difference
+    fastcheck.py   the fast, parallel pass over aligned ranges (nodecheck.py: its tree part)
+    verify.py      verifying a database against a checkpoint kept elsewhere
+    models.py      the log's part of audit_verify_chain's answer
+    status.py      rechecking the log for audit_verify_chain
+    api.py         what the trail, the proof store and the audit writer (through the chain) call
+
+The `colibri key/checkpoint/log/prove/verify --checkpoint` commands are in cli/log_commands.py.
+"""
+
+from colibri.domains.log.schema import MIGRATIONS
+
+__all__ = ["MIGRATIONS"]

@@ -1,0 +1,30 @@
+"""What other domains (and the audit writer, through the chain) may use of the verifiable log."""
+
+from __future__ import annotations
+
+from colibri.core.database import Database
+from colibri.domains.log.appends import adopt_existing, log_action, log_record
+from colibri.domains.log.models import LogStatus
+from colibri.domains.log.notary import SEAL
+from colibri.domains.log.note import NoteError
+from colibri.domains.log.store import seal_checkpoint
+
+__all__ = [
+    "SEAL",
+    "LogStatus",
+    "NoteError",
+    "adopt_existing",
+    "log_action",
+    "log_record",
+    "log_status",
+    "seal_checkpoint",
+]
+
+
+def log_status(db: Database) -> LogStatus:
+    """The log rechecked for audit_verify_chain (status.py)."""
+    # Imported here, not above: the recheck reads the trail's api, and the trail imports this
+    # module while it loads, so a module-level import would make the two wait on each other.
+    from colibri.domains.log.status import log_status as recheck
+
+    return recheck(db)

@@ -1,0 +1,307 @@
+"""The attack the log exists for: whoever can write the file rewrites history so that the
+plain chain check passes — and `colibri verify --checkpoint <an earlier checkpoint>` still
+fails, naming the first entry index that differs. Likewise for the `actions` rows."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+import anyio
+import pytest
+
+from colibri.domains.log import tree
+from colibri.domains.log.appends import log_action, log_record
+from colibri.domains.proofs import sessions
+from colibri.domains.trail.canonical import record_hash
+from colibri.storage import SQLiteDatabase
+from tests.domains.log.helpers import colibri, generate_key
+from tests.domains.trail.helpers import raw_connection
+from tests.helpers import call, clean_env, connect, ok_data
+
+_FIRST = re.compile(r"^first difference: entry index (\d+)$", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """A database written by `colibri serve`: two sessions (one sealed) with records and calls,
+    the checkpoint made at the seal kept aside, then more calls after it."""
+    folder = tmp_path_factory.mktemp("attack")
+    env = clean_env(folder)
+    key_file, verifier_key = generate_key(folder, env)
+    env["COLIBRI_SIGNING_KEY"] = str(key_file)
+
+    async def write() -> str:
+        async with connect(env) as client:
+            for session in ("early", "late"):
+                ok_data(await call(client, "audit_session_start", {"session_id": session}))
+            for i in range(12):
+                args = {"session_id": ("early", "late")[i % 2], "kind": "decision", "content": f"choice {i}"}
+                ok_data(await call(client, "thought_record", args))
+                ok_data(await call(client, "task_list", {}))
+            note = ok_data(await call(client, "merkle_finalize", {"session_id": "early"}))["checkpoint"]
+            for i in range(4):
+                args = {"session_id": "late", "kind": "observation", "content": f"after {i}"}
+                ok_data(await call(client, "thought_record", args))
+            return str(note)
+
+    note = anyio.run(write)
+    checkpoint = folder / "early.checkpoint"
+    checkpoint.write_text(note)
+    return folder / "colibri.db", checkpoint, verifier_key
+
+
+@pytest.fixture
+def victim(template: tuple[Path, Path, str], tmp_path: Path) -> Path:
+    path = tmp_path / "victim.db"
+    shutil.copy(template[0], path)
+    return path
+
+
+def _verify(db: Path, template: tuple[Path, Path, str]) -> tuple[int, str]:
+    _, checkpoint, verifier_key = template
+    done = colibri(
+        "verify",
+        "--db",
+        str(db),
+        "--checkpoint",
+        str(checkpoint),
+        "--key",
+        verifier_key,
+        env=clean_env(db.parent),
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _plain_verify(db: Path) -> int:
+    return colibri("verify", "--db", str(db), env=clean_env(db.parent)).returncode
+
+
+def _entry_index(db: Path, kind: str, ref: int) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(
+            conn.execute("SELECT idx FROM log_entries WHERE kind = ? AND ref = ?", (kind, ref)).fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
+def _first_difference(output: str) -> int:
+    match = _FIRST.search(output)
+    assert match, output
+    return int(match.group(1))
+
+
+def rewrite_history(path: Path, seq: int, content: str) -> None:
+    """Change one old record, recompute every hash after it, re-anchor and re-seal, as an
+    attacker who knows the format and holds the file would."""
+    conn = raw_connection(path)
+    columns = "seq, session_id, kind, content, task_id, agent_id, created_at"
+    rows = conn.execute(
+        f"SELECT {columns}, prev_hash FROM thought_records WHERE seq >= ? ORDER BY seq", (seq,)
+    )
+    rows = rows.fetchall()
+    prev = rows[0][7]
+    conn.execute("BEGIN")
+    for row in rows:
+        fields = dict(
+            zip(
+                ("seq", "session_id", "kind", "content", "task_id", "agent_id", "created_at"),
+                row[:7],
+                strict=True,
+            )
+        )
+        if fields["seq"] == seq:
+            fields["content"] = content
+        digest = record_hash(**fields, prev_hash=prev)  # type: ignore[arg-type]
+        conn.execute(
+            "UPDATE thought_records SET content = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+            (fields["content"], prev, digest, fields["seq"]),
+        )
+        prev = digest
+    conn.execute("UPDATE trail_head SET hash = ? WHERE id = 1", (prev,))
+    sealed = [row[0] for row in conn.execute("SELECT session_id FROM session_seals")]
+    for table in ("merkle_nodes", "merkle_leaves", "session_seals"):
+        conn.execute(f"DELETE FROM {table}")
+    conn.execute("COMMIT")
+    conn.close()
+    db = SQLiteDatabase.open(path)
+    try:
+        for session_id in sealed:
+            sessions.finalize(db, session_id)
+    finally:
+        db.close()
+
+
+def test_the_untouched_database_verifies(victim: Path, template: tuple[Path, Path, str]) -> None:
+    code, output = _verify(victim, template)
+    assert code == 0, output
+
+
+def test_a_rewritten_record_passes_the_chain_check_but_not_the_checkpoint(
+    victim: Path, template: tuple[Path, Path, str]
+) -> None:
+    rewrite_history(victim, 3, "a decision nobody made")
+    assert _plain_verify(victim) == 0, "the attack is complete: the plain chain check passes"
+    code, output = _verify(victim, template)
+    assert code == 1, output
+    assert _first_difference(output) == _entry_index(victim, "record", 3)
+    assert "record seq 3" in output and "BROKEN" in output
+
+
+def test_rewriting_the_log_too_still_fails_the_checkpoint(
+    victim: Path, template: tuple[Path, Path, str]
+) -> None:
+    rewrite_history(victim, 3, "a decision nobody made")
+    conn = raw_connection(victim)
+    entries = conn.execute("SELECT kind, ref FROM log_entries ORDER BY idx").fetchall()
+    records = dict(conn.execute("SELECT seq, hash FROM thought_records"))
+    actions = {
+        row[0]: row
+        for row in conn.execute(
+            "SELECT sequence_no, correlation_id, tool, arguments, outcome, result_hash, started_at,"
+            " duration_ms FROM actions"
+        )
+    }
+    conn.execute("BEGIN")
+    conn.execute("DELETE FROM log_entries")
+    conn.execute("DELETE FROM log_nodes")
+    for kind, ref in entries:  # the same log, rebuilt from the rewritten rows with Colibri's own code
+        if kind == tree.RECORD:
+            log_record(conn, ref, records[ref])
+        else:
+            log_action(conn, *actions[ref])
+    conn.execute("COMMIT")
+    conn.close()
+    assert _plain_verify(victim) == 0
+    code, output = _verify(victim, template)
+    assert code == 1, output
+    assert "history was rewritten" in output
+    assert _first_difference(output) <= _entry_index(victim, "record", 3)
+
+
+@pytest.mark.parametrize(
+    ("change", "sql"),
+    [
+        ("edited outcome", "UPDATE actions SET outcome = 'error' WHERE sequence_no = ?"),
+        ("edited arguments", "UPDATE actions SET arguments = '{\"limit\": 1}' WHERE sequence_no = ?"),
+        ("edited duration", "UPDATE actions SET duration_ms = duration_ms + 1 WHERE sequence_no = ?"),
+        ("deleted", "DELETE FROM actions WHERE sequence_no = ?"),
+    ],
+)
+def test_an_edited_or_deleted_action_is_named(
+    victim: Path, template: tuple[Path, Path, str], change: str, sql: str
+) -> None:
+    conn = raw_connection(victim)
+    target = conn.execute(
+        "SELECT sequence_no FROM actions WHERE tool = 'task_list' ORDER BY sequence_no"
+    ).fetchall()[2][0]
+    conn.execute(sql, (target,))
+    conn.close()
+    assert _plain_verify(victim) == 0, "the chain does not cover the audit rows"
+    code, output = _verify(victim, template)
+    assert code == 1, (change, output)
+    assert _first_difference(output) == _entry_index(victim, "action", target)
+    assert f"action sequence_no {target}" in output
+
+
+def test_an_inserted_action_is_named(victim: Path, template: tuple[Path, Path, str]) -> None:
+    conn = raw_connection(victim)
+    size = conn.execute("SELECT count(*) FROM log_entries").fetchone()[0]
+    conn.execute(
+        "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms)"
+        " VALUES ('forged', 'task_update', '{}', 'ok', ?, '2020-01-01T00:00:00.000000Z', 1.0)",
+        ("00" * 32,),
+    )
+    forged = conn.execute("SELECT max(sequence_no) FROM actions").fetchone()[0]
+    conn.close()
+    assert _plain_verify(victim) == 0
+    code, output = _verify(victim, template)
+    assert code == 1, output
+    assert f"action sequence_no {forged} is in no log entry" in output
+    assert _first_difference(output) == size  # where the log would have had to hold it
+
+
+def test_an_action_inserted_between_logged_ones_is_placed_where_the_log_passed_it(
+    victim: Path, template: tuple[Path, Path, str]
+) -> None:
+    conn = raw_connection(victim)
+    target = conn.execute(
+        "SELECT sequence_no FROM actions WHERE tool = 'task_list' ORDER BY sequence_no"
+    ).fetchall()[1][0]
+    row = conn.execute("SELECT * FROM actions WHERE sequence_no = ?", (target,)).fetchone()
+    conn.execute("DELETE FROM actions WHERE sequence_no = ?", (target,))
+    # Put a different call in the freed place: the log's entry for that place no longer matches.
+    conn.execute(
+        "INSERT INTO actions (sequence_no, correlation_id, tool, arguments, outcome, result_hash, started_at,"
+        " duration_ms) VALUES (?, 'forged', 'task_update', '{}', 'ok', ?, ?, 1.0)",
+        (target, "00" * 32, row[6]),
+    )
+    conn.close()
+    code, output = _verify(victim, template)
+    assert code == 1, output
+    assert _first_difference(output) == _entry_index(victim, "action", target)
+
+
+def test_a_deleted_log_entry_at_the_end_is_named(victim: Path, template: tuple[Path, Path, str]) -> None:
+    conn = raw_connection(victim)
+    last = conn.execute("SELECT max(idx) FROM log_entries").fetchone()[0]
+    conn.execute("DELETE FROM log_entries WHERE idx = ?", (last,))
+    conn.close()
+    code, output = _verify(victim, template)
+    assert code == 1, output
+    assert _first_difference(output) == last
+
+
+def test_the_parallel_fast_path_agrees_with_the_exact_pass(
+    victim: Path, template: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Worker processes over small aligned ranges: the same roots as the one-pass scan, and
+    the same verdict on a tampered row."""
+
+    from colibri.domains.log import fastcheck, scan
+
+    monkeypatch.setattr(fastcheck, "MIN_PER_WORKER", 8)
+    monkeypatch.setattr(fastcheck, "CHUNK", 8)
+    db = SQLiteDatabase.open(victim, readonly=True)
+    try:
+        with db.snapshot():
+            size = tree.size(db)
+            sizes = frozenset({1, 5, 8, 13, 16, size - 1})
+            fast = fastcheck.check(victim, db, size, sizes)
+            exact = scan.scan(db, sizes)
+        assert fast.ok and exact.first_difference is None
+        assert fast.roots == {**exact.roots, size: exact.root}
+    finally:
+        db.close()
+    for sql in (
+        "UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT min(id) FROM log_nodes)",  # in a chunk
+        "UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT max(id) FROM log_nodes)",  # above
+        "INSERT INTO log_nodes (id, hash) VALUES (0, zeroblob(32))",  # a leaf's key: never stored
+        "UPDATE actions SET outcome = 'error' WHERE sequence_no = 5",
+    ):
+        tampered = victim.with_name("tampered.db")
+        shutil.copy(victim, tampered)
+        conn = raw_connection(tampered)
+        conn.execute(sql)
+        conn.close()
+        db = SQLiteDatabase.open(tampered, readonly=True)
+        try:
+            with db.snapshot():
+                assert not fastcheck.check(tampered, db, size, frozenset()).ok, sql
+                assert not fastcheck.check(tampered, db, size, frozenset(), parallel=False).ok, sql
+        finally:
+            db.close()
+
+
+def test_a_damaged_stored_tree_fails_the_checkpoint(victim: Path, template: tuple[Path, Path, str]) -> None:
+    conn = raw_connection(victim)
+    conn.execute("UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT min(id) FROM log_nodes)")
+    conn.close()
+    assert _plain_verify(victim) == 0
+    code, output = _verify(victim, template)
+    assert code == 1, output
+    assert "the stored tree no longer matches the entries (first at entry 0)" in output
