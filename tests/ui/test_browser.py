@@ -106,6 +106,8 @@ def test_board_trail_and_tamper_in_chromium(tmp_path: Path) -> None:
         page.click(f"text={ids['session']}")
         assert page.locator("#chain-status").inner_text() == "verified"
         assert page.locator("#seal-status").inner_text() == "verified"
+        assert "signature verified" in page.locator("#checkpoint-seal").inner_text()
+        assert page.locator("#verifier-key").inner_text().startswith("colibri/")
         assert page.locator("#records tr[data-seq]").count() == 2
         screenshot(page, "trail-verified")
 

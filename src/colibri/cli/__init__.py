@@ -230,17 +230,28 @@ def _serve_http(config: Config, args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     logs.configure(config.log_level)
+    from colibri.domains.log.note import Verifier
+    from colibri.ui.checkpoints import verifier_for
     from colibri.ui.pages import page_routes
     from colibri.ui.serve import page_hosts
 
     hosts = page_hosts(host, tuple(args.allow_host))
+
+    def verifier() -> Verifier | None:
+        return verifier_for(config.db_path, config.signing_key)
+
     options = HttpOptions(
         host,
         port,
         not args.no_auth,
         tuple(args.allow_host),
         args.public_url,
-        pages=lambda reader: page_routes(reader, require_token=not args.no_auth, hosts=hosts),
+        pages=lambda reader: page_routes(
+            reader,
+            require_token=not args.no_auth,
+            hosts=hosts,
+            verifier=verifier,
+        ),
     )
     anyio.run(serve_http, App(config), options)
     return EXIT_OK

@@ -44,7 +44,11 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     logs.configure(config.log_level)
     try:
-        anyio.run(lambda: serve_ui(config.db_path, host, port, require_token=not args.no_auth))
+        anyio.run(
+            lambda: serve_ui(
+                config.db_path, host, port, require_token=not args.no_auth, signing_key=config.signing_key
+            )
+        )
     except StorageError as exc:
         print(f"colibri ui: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from colibri import __version__
 from colibri.core.errors import StorageError
+from colibri.domains.log.note import Verifier
 from colibri.ui import auth, views
 from colibri.ui.reader import Reader
 
@@ -39,9 +40,17 @@ def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
 
 
-def page_routes(reader: Reader, *, require_token: bool, hosts: frozenset[str] | None = None) -> list[Route]:
+def page_routes(
+    reader: Reader,
+    *,
+    require_token: bool,
+    hosts: frozenset[str] | None = None,
+    verifier: Callable[[], Verifier | None] = lambda: None,
+) -> list[Route]:
     """The pages, reading through `reader`; with `require_token` every page needs a valid token.
-    `hosts` (None: any) are the Host names answered, so a rebound DNS name reads nothing."""
+    `hosts` (None: any) are the Host names answered, so a rebound DNS name reads nothing.
+    `verifier` gives the key checkpoints are checked with (read when asked: serve --http may
+    create its key only once it has booted)."""
 
     def host_checked(handler: Handler) -> Handler:
         async def run(request: Request) -> Response:
@@ -87,7 +96,8 @@ def page_routes(reader: Reader, *, require_token: bool, hosts: frozenset[str] | 
         session_id = request.path_params["session_id"]
         kind = request.query_params.get("kind") or None
         after = request.query_params.get("after")
-        data = await reader.read(lambda db: views.session_page(db, session_id, kind, after))
+        key = verifier()
+        data = await reader.read(lambda db: views.session_page(db, session_id, kind, after, key))
         if data is None:
             return render("error.html", 404, title="Not found", message=f"no session {session_id}")
         return render("session.html", refresh=REFRESH_S, title=session_id, **data)

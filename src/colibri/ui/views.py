@@ -11,6 +11,7 @@ from typing import Any
 
 from colibri.core.cursor import decode_cursor, encode_cursor
 from colibri.core.database import Database
+from colibri.domains.log.note import Verifier
 from colibri.domains.proofs import repository as proofs
 from colibri.domains.tasks import repository as tasks
 from colibri.domains.tasks.arguments import ListTasksArgs
@@ -20,6 +21,7 @@ from colibri.domains.tasks.next_actions import next_actions
 from colibri.domains.tasks.service import get_task_detail
 from colibri.domains.trail import repository as trail
 from colibri.storage.audit_read import list_actions
+from colibri.ui.checkpoints import session_checkpoints
 from colibri.ui.graph import Graph, lay_out
 from colibri.ui.integrity import CHECKS, INLINE_SPAN, check_now
 
@@ -79,7 +81,9 @@ def sessions_page(db: Database, before: int | None) -> dict[str, Any]:
     return {"sessions": [session for _, session in rows], "before": rows[-1][0] if more else None}
 
 
-def session_page(db: Database, session_id: str, kind: str | None, after: str | None) -> dict[str, Any] | None:
+def session_page(
+    db: Database, session_id: str, kind: str | None, after: str | None, verifier: Verifier | None = None
+) -> dict[str, Any] | None:
     """The session, a page of its records, and the state of the chain over its records and of its seal.
 
     The chain is checked over the seq range the session spans (the records of other sessions
@@ -100,6 +104,7 @@ def session_page(db: Database, session_id: str, kind: str | None, after: str | N
             integrity = check_now(db, session, span)
         else:
             integrity = CHECKS.status(db.path, session, span)
+        checkpoints = session_checkpoints(conn, session_id, verifier)
     more = len(records) > PAGE
     records = records[:PAGE]
     return {
@@ -108,6 +113,8 @@ def session_page(db: Database, session_id: str, kind: str | None, after: str | N
         "kind": kind,
         "span": span,
         "integrity": integrity,
+        "checkpoints": checkpoints,
+        "verifier_key": None if verifier is None else verifier.key(),
         "next_cursor": encode_cursor(records[-1].seq) if more else None,
     }
 
