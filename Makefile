@@ -14,7 +14,7 @@ RUN_STAMP := $(VENV)/.installed
 NPM_DIRS := tests/interop tests/http/npm tests/switchboard/npm
 NPM_STAMPS := $(NPM_DIRS:%=%/node_modules/.installed)
 
-.PHONY: run test lint bench clean npm postgres-binaries
+.PHONY: run test lint bench clean npm postgres-binaries chromium
 
 $(BIN)/python:
 	@echo "creating $(VENV)" >&2
@@ -67,9 +67,23 @@ postgres-binaries:
 		else echo "no $(PG_BIN)/initdb: the PostgreSQL tests will be skipped" >&2; fi; \
 	fi
 
+# The page tests (tests/ui) drive Debian's chromium through Playwright (never `playwright install`).
+# Installed with apt-get when missing (as root); under CI a browser that cannot be had stops the run.
+CHROMIUM := /usr/bin/chromium
+
+chromium:
+	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's chromium for the page tests" >&2; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2 || true; \
+	fi; \
+	if [ ! -x $(CHROMIUM) ]; then \
+		if [ "$$CI" = true ]; then echo "$(CHROMIUM) not found: CI needs Debian's chromium for tests/ui" >&2; exit 1; fi; \
+		echo "$(CHROMIUM) not found: the browser tests (tests/ui) will be skipped" >&2; \
+	fi
+
 npm: $(NPM_STAMPS)
 
-test: lint npm postgres-binaries
+test: lint npm postgres-binaries chromium
 	$(BIN)/pytest
 
 bench: $(STAMP)

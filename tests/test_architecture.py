@@ -26,7 +26,7 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"chain"}),
     frozenset({"pipes"}),
     frozenset({"serving"}),
-    frozenset({"runtime", "verifier", "switchboard", "client"}),
+    frozenset({"runtime", "verifier", "switchboard", "client", "ui"}),
     frozenset({"cli"}),
     frozenset({"__main__"}),
 ]

@@ -24,6 +24,7 @@ COMMANDS = [
     "log",
     "prove",
     "db",
+    "ui",
 ]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from colibri import __version__
 from colibri.cli import log as log_cli
+from colibri.cli import ui as ui_cli
 from colibri.runtime.config import Config, ConfigError
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     token_actions.add_parser("list", help="names, scopes, status and expiry (never the tokens)")
     revoke = token_actions.add_parser("revoke", help="refuse this token from now on")
     revoke.add_argument("name", metavar="NAME")
+    ui_cli.add_parser(commands)
     commands.add_parser(
         "tools",
         help="list the tools admitted in the current mode",
@@ -166,6 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.command == "tools":
         return _tools(config)
+    if args.command == "ui":
+        return ui_cli.run_ui(config, args)
     if args.command == "call":
         return _call(args.tool, args.arguments)
     if args.command == "db":
@@ -259,7 +263,29 @@ def _serve_http(config: Config, args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     logs.configure(config.log_level)
-    options = HttpOptions(host, port, not args.no_auth, tuple(args.allow_host), args.public_url)
+    from colibri.domains.log.note import Verifier
+    from colibri.ui.checkpoints import verifier_for
+    from colibri.ui.pages import page_routes
+    from colibri.ui.serve import page_hosts
+
+    hosts = page_hosts(host, tuple(args.allow_host))
+
+    def verifier() -> Verifier | None:
+        return verifier_for(config.db_path, config.signing_key)
+
+    options = HttpOptions(
+        host,
+        port,
+        not args.no_auth,
+        tuple(args.allow_host),
+        args.public_url,
+        pages=lambda reader: page_routes(
+            reader,
+            require_token=not args.no_auth,
+            hosts=hosts,
+            verifier=verifier,
+        ),
+    )
     anyio.run(serve_http, App(config), options)
     return EXIT_OK
 

@@ -9,8 +9,9 @@ requests in flight finish; then the database closes once the last call has left 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import anyio
 from starlette.requests import Request
@@ -18,12 +19,16 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from colibri import __version__
+from colibri.chain.worker import in_worker
+from colibri.core.database import Database
+from colibri.core.errors import StorageError
 from colibri.runtime.app import App
 from colibri.runtime.http_auth import DatabaseTokenVerifier, auth_settings
 from colibri.runtime.server import build_server
 from colibri.serving.http import base_url, run_http, security_for
 
 log = logging.getLogger("colibri")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,23 @@ class HttpOptions:
     auth: bool = True
     allowed_hosts: Sequence[str] = ()
     public_url: str | None = None  # the base URL clients use, when not http://HOST:PORT
+    # The human pages at / (`colibri.ui`, wired by the CLI: it sits beside the runtime, not below).
+    pages: Callable[[AppReader], Sequence[Route]] | None = None
+
+
+class AppReader:
+    """The pages' way to the server's own database: under the chain's lock, in the chain's worker
+    thread, like a tool call, so a page never shares the connection with a handler at the same time."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+
+    async def read(self, work: Callable[[Database], T]) -> T:
+        async with self._app.chain.lock:
+            db = self._app.state.db
+            if db is None:
+                raise StorageError(f"the database is not open yet ({self._app.readiness() or 'booting'})")
+            return await in_worker(work, db)
 
 
 def probe_routes(app: App) -> list[Route]:
@@ -57,7 +79,10 @@ async def serve_http(app: App, options: HttpOptions) -> None:
         transport_security=security_for(options.host, options.allowed_hosts),
         auth=auth_settings(url) if options.auth else None,
         token_verifier=DatabaseTokenVerifier(app) if options.auth else None,
-        custom_starlette_routes=probe_routes(app),
+        custom_starlette_routes=[
+            *probe_routes(app),
+            *(options.pages(AppReader(app)) if options.pages else ()),
+        ],
     )
     log.info(
         "colibri %s serving Streamable HTTP at %s/mcp (%s); mode %s",

@@ -37,6 +37,7 @@ from colibri.switchboard.errors import HANDLER_ERROR, INVALID_PARAMS
 from colibri.switchboard.gateway import Switchboard
 from colibri.switchboard.peers import CHANGED, Peers, SessionCaller
 from colibri.switchboard.serving import Serving
+from colibri.switchboard.status_page import status_routes
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -263,7 +264,7 @@ async def serve_http(board: Switchboard, options: Serving) -> None:
         transport_security=security_for(host),
         session_idle_timeout=limits.session_idle_s,
         max_sessions=limits.max_sessions,
-        custom_starlette_routes=metrics.routes(board),
+        custom_starlette_routes=[*metrics.routes(board), *_status_page(board, options)],
         **_auth(options, host, port),
     )
     async with anyio.create_task_group() as tasks:
@@ -274,6 +275,18 @@ async def serve_http(board: Switchboard, options: Serving) -> None:
         await run_http(app, host, port, limits)
         log.info("HTTP server stopped; stopping the downstreams")
         tasks.cancel_scope.cancel()
+
+
+def _status_page(board: Switchboard, options: Serving) -> list[Any]:
+    """GET /status for people (SPEC §13), behind the same tokens as /mcp when there are any."""
+    if options.tokens is None:
+        return status_routes(board.status, None)
+    tokens_file = TokensFile(options.tokens)
+
+    async def known(token: str) -> bool:
+        return await tokens_file.verify_token(token) is not None
+
+    return status_routes(board.status, known)
 
 
 def _auth(options: Serving, host: str, port: int) -> dict[str, Any]:

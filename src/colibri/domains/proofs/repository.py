@@ -73,3 +73,20 @@ def sealed_sessions(conn: Connection) -> dict[str, Seal]:
     """Every sealed session's seal, by session id."""
     rows = conn.execute("SELECT session_id, root, leaf_count, finalized_at FROM session_seals")
     return {row[0]: Seal(root=row[1], leaf_count=row[2], finalized_at=row[3]) for row in rows}
+
+
+def list_sessions(conn: Connection, *, before: int | None, limit: int) -> list[tuple[int, Session]]:
+    """Up to `limit` sessions, newest first, each with its position (the keyset for the next page:
+    pass the last one as `before`). SQLite's rowid is the order of creation and never changes."""
+    rows = conn.execute(
+        "SELECT s.rowid, s.session_id, s.agent_id, s.purpose, s.started_at, z.root, z.leaf_count,"
+        " z.finalized_at FROM audit_sessions s LEFT JOIN session_seals z ON z.session_id = s.session_id"
+        " WHERE s.rowid < ? ORDER BY s.rowid DESC LIMIT ?",
+        (2**63 - 1 if before is None else before, limit),
+    ).fetchall()
+    result = []
+    for row in rows:
+        seal = None if row[5] is None else Seal(root=row[5], leaf_count=row[6], finalized_at=row[7])
+        session = Session(session_id=row[1], agent_id=row[2], purpose=row[3], started_at=row[4], seal=seal)
+        result.append((int(row[0]), session))
+    return result

@@ -209,3 +209,9 @@ def _task(row: Row, depends_on: list[str]) -> Task:
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
+
+
+def count_by_status(conn: Connection) -> dict[str, int]:
+    """How many tasks each status holds (statuses without any are absent); reads the status index."""
+    rows = conn.execute("SELECT status, count(*) FROM tasks GROUP BY status")
+    return {row[0]: int(row[1]) for row in rows}

@@ -103,6 +103,16 @@ def list_records(
     return [StoredRecord(*row) for row in rows]
 
 
+def session_seq_range(conn: Connection, session_id: str) -> tuple[int, int] | None:
+    """The first and last seq of the session's records (two probes of the session index), or None."""
+    row = conn.execute(
+        "SELECT (SELECT seq FROM thought_records WHERE session_id = ? ORDER BY seq LIMIT 1),"
+        " (SELECT seq FROM thought_records WHERE session_id = ? ORDER BY seq DESC LIMIT 1)",
+        (session_id, session_id),
+    ).fetchone()
+    return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
+
+
 # --- what the proof store reads of the records (through trail.api) ---
 
 

@@ -1,0 +1,169 @@
+"""`colibri ui` pages over a large store: 10,000 tasks, 1,000,000 thought records, 200,000 actions.
+
+The store is built by direct inserts (a valid chain: bench_trail's builder, real hashes), then
+`colibri ui --no-auth` serves it as a subprocess and each page is fetched over HTTP, warm, a
+number of times; the target (SPEC §13, issue 16) is every page in <= 300 ms. As a baseline
+from the same run, /healthz-like cost is measured by fetching the login form (no database).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from bench.bench_trail import build_database
+from bench.common import line, percentile
+from colibri.core.cursor import encode_cursor
+from colibri.storage import SQLiteDatabase
+
+TASKS = 10_000
+ACTIONS = 200_000
+FETCHES = 15
+STATUSES = ("todo", "in_progress", "blocked", "review", "done", "cancelled")
+TOOLS = ("task_create", "task_update", "thought_record", "task_list", "server_ping")
+
+
+def main() -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="colibri-bench-ui-"))
+    try:
+        db_path = workdir / "ui.db"
+        started = time.perf_counter()
+        build_database(db_path)
+        add_tasks_and_actions(db_path)
+        print(f"(built the store in {time.perf_counter() - started:.1f} s)", flush=True)
+        measure_pages(db_path, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def add_tasks_and_actions(path: Path) -> None:
+    rng = random.Random(16)
+    db = SQLiteDatabase.open(path)
+    try:
+        with db.atomic() as conn:
+            now = "2026-01-01T00:00:00.000000Z"
+            conn.executemany(
+                "INSERT INTO tasks (number, id, title, description, status, priority, assignee, tags,"
+                " created_at, updated_at, version) VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, 1)",
+                [
+                    (
+                        n,
+                        f"T-{n}",
+                        f"task number {n}",
+                        rng.choice(STATUSES),
+                        rng.choice(("critical", "high", "medium", "low")),
+                        rng.choice((None, "ana", "bo", "chen")),
+                        json.dumps(rng.sample(["db", "ui", "api", "docs"], k=rng.randint(0, 2))),
+                        now,
+                        now,
+                    )
+                    for n in range(1, TASKS + 1)
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, 0)",
+                [(f"T-{n}", f"T-{rng.randint(1, n - 1)}") for n in range(2, TASKS + 1) if n % 3 == 0],
+            )
+            conn.executemany(
+                "INSERT INTO task_history (task_id, version, event, changed_at, changes)"
+                " VALUES (?, 1, 'created', ?, '{}')",
+                [(f"T-{n}", now) for n in range(1, TASKS + 1)],
+            )
+            conn.executemany(
+                "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at,"
+                " duration_ms, principal) VALUES (?, ?, '{}', ?, '', ?, ?, ?)",
+                [
+                    (
+                        f"c{n}",
+                        rng.choice(TOOLS),
+                        "ok" if n % 50 else "error",
+                        now,
+                        rng.random() * 5,
+                        rng.choice(("local", "ana", "ci")),
+                    )
+                    for n in range(ACTIONS)
+                ],
+            )
+    finally:
+        db.close()
+
+
+def measure_pages(db_path: Path, workdir: Path) -> None:
+    port = _free_port()
+    env = {"COLIBRI_DB_PATH": str(db_path), "COLIBRI_LOG_LEVEL": "warn", "PATH": "/usr/bin:/bin"}
+    log = (workdir / "ui.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "colibri", "ui", "--http", f"127.0.0.1:{port}", "--no-auth"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait(base)
+        pages = {
+            "login form (no database; baseline)": "/login",
+            "board": "/",
+            "board, a later page of todo": f"/?after_todo={encode_cursor(5_000)}",
+            "task T-9999 (history, records)": "/tasks/T-9999",
+            "trail sessions": "/trail",
+            "trail: 100,000-record open session": "/trail/bench-big",
+            "trail: sealed session, later page": f"/trail/bench-00?after={encode_cursor(500_000)}",
+            "trail: records of one kind": "/trail/bench-big?kind=decision",
+            "audit": "/audit",
+            "audit filtered (tool, principal, outcome)": (
+                "/audit?tool=task_update&principal=ana&outcome=error"
+            ),
+            "audit, an older page": "/audit?before=100000",
+        }
+        worst = 0.0
+        baseline = statistics.median(_fetch(base + "/login") for _ in range(FETCHES))
+        for name, path in pages.items():
+            _fetch(base + path)  # warm: the first read of a cold page cache is not the page's cost
+            samples = [_fetch(base + path) for _ in range(FETCHES)]
+            worst = max(worst, percentile(samples, 95))
+            line(f"{name}: median", statistics.median(samples) * 1000, "ms")
+            line(f"{name}: p95", percentile(samples, 95) * 1000, "ms", "<= 300 ms")
+        line("slowest page p95 / login form median", worst / baseline, "x")
+        line("slowest page p95", worst * 1000, "ms", "<= 300 ms")
+    finally:
+        process.terminate()
+        process.wait(20)
+        log.close()
+
+
+def _fetch(url: str) -> float:
+    started = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=30) as response:
+        response.read()
+        if response.status != 200:
+            raise RuntimeError(f"{url} answered {response.status}")
+    return time.perf_counter() - started
+
+
+def _wait(base: str) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            _fetch(base + "/login")
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port

@@ -1,0 +1,45 @@
+"""Reading the `actions` table back: newest first, keyset pages, optional filters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from colibri.core.database import Connection
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRow:
+    """One audited call as the audit page shows it."""
+
+    sequence_no: int
+    correlation_id: str
+    tool: str
+    principal: str
+    outcome: str
+    started_at: str
+    duration_ms: float | None
+
+
+def list_actions(
+    conn: Connection,
+    *,
+    before: int | None,
+    limit: int,
+    tool: str | None = None,
+    principal: str | None = None,
+    outcome: str | None = None,
+) -> list[ActionRow]:
+    """Up to `limit` actions with sequence_no below `before` (all when None), newest first,
+    matching every filter given. Walks the primary key backwards: no scan of the whole table."""
+    clauses = ["sequence_no < ?"]
+    params: list[object] = [2**63 - 1 if before is None else before]
+    for column, value in (("tool", tool), ("principal", principal), ("outcome", outcome)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    rows = conn.tuples(
+        "SELECT sequence_no, correlation_id, tool, principal, outcome, started_at, duration_ms"
+        f" FROM actions WHERE {' AND '.join(clauses)} ORDER BY sequence_no DESC LIMIT ?",
+        (*params, limit),
+    )
+    return [ActionRow(*row) for row in rows]

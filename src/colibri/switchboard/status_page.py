@@ -1,0 +1,76 @@
+"""`GET /status` on the switchboard's HTTP face: each server's state for the people in charge (SPEC §13).
+
+The page renders `status.snapshot` (what `switchboard_status` returns): state, last checks,
+failures, cooldown left and a timeline of transitions. Plain HTML that refreshes itself; with a
+tokens file a token is asked for once and kept in an HttpOnly, SameSite=Strict cookie, as for
+`colibri ui`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from colibri import __version__
+
+COOKIE = "colibri_switchboard_token"
+REFRESH_S = 2
+
+Snapshot = Callable[[], dict[str, Any]]
+Verify = Callable[[str], Awaitable[bool]]
+
+_templates = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def render_status(status: dict[str, Any]) -> str:
+    page = _templates.get_template("status.html")
+    return page.render(status=status, version=__version__, refresh=REFRESH_S)
+
+
+def status_routes(snapshot: Snapshot, verify: Verify | None) -> list[Route]:
+    """`/status` (and its sign-in form when `verify` is given: tokens are required)."""
+
+    async def allowed(request: Request) -> bool:
+        if verify is None:
+            return True
+        header = request.headers.get("authorization", "")
+        token = header[7:].strip() if header.lower().startswith("bearer ") else request.cookies.get(COOKIE)
+        return bool(token) and await verify(token or "")
+
+    async def status(request: Request) -> Response:
+        if not await allowed(request):
+            return RedirectResponse("/status/login", status_code=303)
+        return HTMLResponse(render_status(snapshot()), headers={"Cache-Control": "no-store"})
+
+    async def login_form(request: Request) -> Response:
+        return HTMLResponse(_templates.get_template("status_login.html").render(message=None))
+
+    async def login(request: Request) -> Response:
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        token = (form.get("token") or [""])[0].strip()
+        if verify is None or not token or not await verify(token):
+            refused = _templates.get_template("status_login.html")
+            return HTMLResponse(refused.render(message="That token is not valid here."), status_code=401)
+        response = RedirectResponse("/status", status_code=303)
+        response.set_cookie(
+            COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https", path="/"
+        )
+        return response
+
+    return [
+        Route("/status", status, methods=["GET"]),
+        Route("/status/login", login_form, methods=["GET"]),
+        Route("/status/login", login, methods=["POST"]),
+    ]

@@ -1,0 +1,87 @@
+"""Headless Chromium (Debian's `chromium`) driven by Playwright, and `colibri ui` as a subprocess.
+
+Under CI=true a missing browser or Playwright fails the suite; elsewhere it is skipped with the
+reason. The browser is never downloaded: Playwright drives the system's /usr/bin/chromium.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.http.helpers import free_port, get
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+
+
+def require_browser() -> None:
+    missing = []
+    if shutil.which(CHROMIUM) is None:
+        missing.append(f"{CHROMIUM} (apt-get install chromium; `make test` does it)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("the playwright package (pip install -e '.[dev]')")
+    if missing:
+        message = "browser tests need " + " and ".join(missing)
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@contextmanager
+def browser_page() -> Iterator[Any]:
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            yield page
+        finally:
+            browser.close()
+
+
+def screenshot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+@contextmanager
+def ui_server(env: dict[str, str], tmp_path: Path, *args: str) -> Iterator[str]:
+    """`colibri ui` on a free loopback port; yields its base URL."""
+    port = free_port()
+    log = tmp_path / f"ui-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "colibri", "ui", "--http", f"127.0.0.1:{port}", *args],
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert process.poll() is None, f"colibri ui exited: {log.read_text()}"
+            try:
+                get(f"{base}/login")
+                break
+            except OSError:
+                assert time.monotonic() < deadline, f"colibri ui never answered: {log.read_text()}"
+                time.sleep(0.05)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(20)
