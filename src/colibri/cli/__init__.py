@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from colibri import __version__
 from colibri.cli import log as log_cli
+from colibri.cli import tokens as tokens_cli
 from colibri.cli import ui as ui_cli
 from colibri.runtime.config import Config, ConfigError
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
@@ -36,25 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Reads COLIBRI_MODE, COLIBRI_DB_PATH, COLIBRI_SKILLS_DIR, COLIBRI_LOG_LEVEL, COLIBRI_DB_SYNC.",
     )
     _add_http_arguments(serve)
-    token = commands.add_parser(
-        "token",
-        help="create, list or revoke bearer tokens (colibri serve --http, or a switchboard's tokens file)",
-        description="Manage the bearer tokens of colibri serve --http, stored (as SHA-256 only) in "
-        "COLIBRI_DB_PATH; with `create --file PATH`, add one to a switchboard's tokens file instead.",
-    )
-    token_actions = token.add_subparsers(dest="token_action", metavar="ACTION", required=True)
-    create = token_actions.add_parser("create", help="make a token and print it once")
-    create.add_argument("name", metavar="NAME", help="the principal recorded in every audit row")
-    create.add_argument("--scope", choices=["read", "write"], help="required for a database token")
-    create.add_argument(
-        "--file",
-        metavar="PATH",
-        help='a switchboard\'s tokens file ("auth.tokens_file") instead of the database',
-    )
-    create.add_argument("--expires-days", type=int, metavar="N", help="expire after N days (default never)")
-    token_actions.add_parser("list", help="names, scopes, status and expiry (never the tokens)")
-    revoke = token_actions.add_parser("revoke", help="refuse this token from now on")
-    revoke.add_argument("name", metavar="NAME")
+    tokens_cli.add_parser(commands)
     ui_cli.add_parser(commands)
     commands.add_parser(
         "tools",
@@ -143,15 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_switchboard(
             args.action, args.config, args.http, no_auth=args.no_auth, metrics=args.metrics, watch=args.watch
         )
-    if args.command == "token" and args.token_action == "create":
-        problem = _token_create_problem(args)
-        if problem:
-            print(f"colibri token create: {problem}", file=sys.stderr)
-            return EXIT_USAGE
-        if args.file is not None:
-            from colibri.switchboard.cli import create_token
-
-            return create_token(args.name, args.file)
+    if args.command == "token":
+        return tokens_cli.run(args)
     try:
         config = Config.from_env()
     except ConfigError as exc:
@@ -159,13 +135,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "serve":
         return _serve(config) if args.http is None else _serve_http(config, args)
-    if args.command == "token":
-        from colibri.runtime.token_admin import run_token
-
-        name = getattr(args, "name", None)
-        return run_token(
-            config, args.token_action, name, getattr(args, "scope", ""), getattr(args, "expires_days", None)
-        )
     if args.command == "tools":
         return _tools(config)
     if args.command == "ui":
@@ -187,14 +156,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from colibri.verifier.offline import run_verify
 
     return run_verify(args.db or str(config.db_path), args.session)
-
-
-def _token_create_problem(args: argparse.Namespace) -> str | None:
-    if args.file is not None and (args.scope is not None or args.expires_days is not None):
-        return "--file writes a switchboard tokens file, which has no --scope or --expires-days; drop them"
-    if args.file is None and args.scope is None:
-        return "--scope read|write is required (or --file PATH for a switchboard's tokens file)"
-    return None
 
 
 def _serve(config: Config) -> int:
