@@ -16,6 +16,7 @@ from colibri import __version__
 from colibri.cli import log as log_cli
 from colibri.cli import tokens as tokens_cli
 from colibri.cli import ui as ui_cli
+from colibri.cli.db_command import add_db_command
 from colibri.runtime.config import Config, ConfigError
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -73,16 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--session", metavar="ID", help="check only this session's records and seal")
     log_cli.add_commands(commands, verify)
 
-    db = commands.add_parser("db", help="whole-store operations")
-    db_actions = db.add_subparsers(dest="db_action", required=True, metavar="ACTION")
-    copy = db_actions.add_parser(
-        "copy",
-        help="copy a whole store between SQLite and PostgreSQL, then verify the copy",
-        description="Copy every table of SRC into the empty store DST, keeping every id, seq, hash, "
-        "seal and token; then check that every table matches and that the copy verifies.",
-    )
-    copy.add_argument("source", metavar="SRC", help="a SQLite file or a postgresql:// URL")
-    copy.add_argument("destination", metavar="DST", help="a SQLite file or a postgresql:// URL (empty)")
+    add_db_command(commands)
 
     switchboard = commands.add_parser(
         "switchboard",

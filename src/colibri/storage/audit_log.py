@@ -107,28 +107,6 @@ def digest(arguments: str) -> str:
     return "sha256:" + hashlib.sha256(arguments.encode()).hexdigest()[:16]
 
 
-# The same table on PostgreSQL: same names; serial keys and PostgreSQL's types.
-POSTGRES_MIGRATIONS = [
-    Migration(
-        "0001_actions",
-        (
-            """CREATE TABLE actions (
-                sequence_no BIGSERIAL PRIMARY KEY,
-                correlation_id TEXT NOT NULL,
-                tool TEXT NOT NULL,
-                arguments TEXT NOT NULL,
-                outcome TEXT NOT NULL
-                    CHECK (outcome IN ('running', 'ok', 'error', 'denied', 'interrupted')),
-                result_hash TEXT,
-                started_at TEXT NOT NULL,
-                duration_ms DOUBLE PRECISION
-            )""",
-        ),
-    ),
-    MIGRATIONS[1],
-]
-
-
 class AuditLog:
     """Writes audit events for the chain; raises `StorageError` for the stage to report."""
 

@@ -15,7 +15,7 @@ from colibri.core.spec import Tool
 from colibri.domains import access, log, proofs, skills, system, tasks, trail
 from colibri.storage import Migration
 from colibri.storage.audit_log import MIGRATIONS as AUDIT_MIGRATIONS
-from colibri.storage.audit_log import POSTGRES_MIGRATIONS as AUDIT_POSTGRES_MIGRATIONS
+from colibri.storage.audit_postgres import POSTGRES_MIGRATIONS as AUDIT_POSTGRES_MIGRATIONS
 from colibri.storage.errors import SchemaError
 
 TOOLS: list[Tool] = [*system.TOOLS, *tasks.TOOLS, *trail.TOOLS, *proofs.TOOLS, *skills.TOOLS]
