@@ -19,7 +19,7 @@ PACKAGE = SRC / "colibri"
 # of its own layer or above. `colibri` is the package root (it holds only __version__).
 LAYERS: list[frozenset[str]] = [
     frozenset({"colibri"}),
-    frozenset({"core", "tokens"}),
+    frozenset({"core"}),
     frozenset({"storage"}),
     frozenset({"domains"}),
     frozenset({"tools"}),

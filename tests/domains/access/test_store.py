@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from colibri import tokens
+from colibri.core import tokens
 from colibri.domains import access
 from colibri.storage import Database
 

@@ -1,6 +1,6 @@
 """Creating, listing, revoking and checking bearer tokens against the database.
 
-The token's format, digest and constant-time comparison are `colibri.tokens`, shared with
+The token's format, digest and constant-time comparison are `colibri.core.tokens`, shared with
 the switchboard; this module only keeps the rows. Times are Unix seconds (`now` is passed
 in, so the caller's clock decides and tests can move it).
 """
@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from colibri import tokens
+from colibri.core import tokens
 from colibri.core.clock import utc_now
 from colibri.core.database import Database
 
