@@ -97,6 +97,11 @@ class Database(Connection, Protocol):
     readonly: bool
 
     @property
+    def target(self) -> str:
+        """What `storage.open_database` takes to open this same store again (a path or a URL)."""
+        ...
+
+    @property
     def in_transaction(self) -> bool: ...
 
     def atomic(self) -> AbstractContextManager[Connection]:

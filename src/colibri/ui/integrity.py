@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from colibri.core.database import Database
 from colibri.core.errors import StorageError
@@ -48,15 +47,15 @@ def check_now(db: Database, session: Session, span: tuple[int, int]) -> Integrit
 
 
 class BackgroundChecks:
-    """Results of long checks by (database file, session), refreshed in the background."""
+    """Results of long checks by (store, session), refreshed in the background."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._results: dict[tuple[Path, str], Integrity] = {}
-        self._running: set[tuple[Path, str]] = set()
+        self._results: dict[tuple[str, str], Integrity] = {}
+        self._running: set[tuple[str, str]] = set()
 
-    def status(self, path: Path, session: Session, span: tuple[int, int]) -> Integrity:
-        key = (path, session.session_id)
+    def status(self, target: str, session: Session, span: tuple[int, int]) -> Integrity:
+        key = (target, session.session_id)
         with self._lock:
             known = self._results.get(key)
             stale = known is None or (known.age_s or 0.0) >= MAX_AGE_S
@@ -65,7 +64,7 @@ class BackgroundChecks:
                 threading.Thread(target=self._check, args=(key, session, span), daemon=True).start()
         return known or Integrity(None, None, None)
 
-    def _check(self, key: tuple[Path, str], session: Session, span: tuple[int, int]) -> None:
+    def _check(self, key: tuple[str, str], session: Session, span: tuple[int, int]) -> None:
         result = Integrity(None, None, time.time(), error="the check stopped unexpectedly")
         try:
             db = open_database(key[0], readonly=True)

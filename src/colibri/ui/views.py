@@ -103,7 +103,7 @@ def session_page(
         elif span[1] - span[0] < INLINE_SPAN:
             integrity = check_now(db, session, span)
         else:
-            integrity = CHECKS.status(db.path, session, span)
+            integrity = CHECKS.status(db.target, session, span)
         checkpoints = session_checkpoints(conn, session_id, verifier)
     more = len(records) > PAGE
     records = records[:PAGE]

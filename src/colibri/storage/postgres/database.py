@@ -60,6 +60,10 @@ class PostgresDatabase:
     def __str__(self) -> str:
         return redact(self.url)
 
+    @property
+    def target(self) -> str:
+        return self.url
+
     @classmethod
     def open(cls, url: str, *, readonly: bool = False) -> PostgresDatabase:
         options = f"-c lock_timeout={LOCK_TIMEOUT_MS}"

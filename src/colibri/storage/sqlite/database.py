@@ -73,6 +73,10 @@ class SQLiteDatabase:
         self._depth = 0
         self._checkpointer: Checkpointer | None = None
 
+    @property
+    def target(self) -> str:
+        return str(self.path)
+
     def __repr__(self) -> str:
         return f"SQLiteDatabase({str(self.path)!r}, readonly={self.readonly})"
 
