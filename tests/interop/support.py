@@ -15,48 +15,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.helpers import node as node_support
 
 HERE = Path(__file__).resolve().parent
-NODE_MODULES = HERE / "node_modules"
 PACKAGES = ("@modelcontextprotocol/sdk", "@modelcontextprotocol/inspector")
 COLIBRI = str(Path(sys.executable).with_name("colibri"))
 
 
 def require_node() -> str:
     """The node executable, once the pinned packages are installed; else skip (fail under CI)."""
-    node = shutil.which("node")
-    problem = None
-    if node is None or shutil.which("npm") is None:
-        problem = "node and npm are needed for the interop tests (install Node.js 20 or later)"
-    else:
-        missing = [name for name in PACKAGES if not (NODE_MODULES / name / "package.json").is_file()]
-        if missing:
-            problem = f"{', '.join(missing)} not installed in {NODE_MODULES}: run `make test` (npm ci)"
-    if problem is not None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI must run the interop tests: {problem}")
-        pytest.skip(problem)
-    assert node is not None
-    return node
+    return node_support.require_node(HERE, PACKAGES, "interop")
 
 
 def run_client(spec: dict[str, Any], tmp_path: Path, timeout: float = 180) -> dict[str, Any]:
     """Run client.mjs on `spec`; its report."""
-    node = require_node()
-    path = tmp_path / f"spec-{len(list(tmp_path.glob('spec-*.json')))}.json"
-    path.write_text(json.dumps(spec))
-    done = subprocess.run(
-        [node, str(HERE / "client.mjs"), str(path)],
-        cwd=HERE,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert done.returncode == 0, f"client.mjs failed ({done.returncode}): {done.stderr[-3000:]}"
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
+    return node_support.run_client(require_node(), HERE, spec, tmp_path, timeout)
 
 
 def inspector(args: list[str], home: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
