@@ -18,21 +18,25 @@ import os
 from array import array
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring as _q
+from operator import itemgetter, methodcaller
 from pathlib import Path
+from typing import cast
 
 from colibri.core.database import Connection
 from colibri.core.merkle import EMPTY_ROOT, build_levels, node_hash
 from colibri.domains.log import rfc9162
-from colibri.domains.log.entries import LOCAL_PRINCIPAL, es_number, stored_action_entry
+from colibri.domains.log.batch import action_entries, record_entries
+from colibri.domains.log.entries import LOCAL_PRINCIPAL
 from colibri.domains.log.nodecheck import chunk_nodes_match, upper_nodes_match
-from colibri.domains.log.tree import ACTION, RECORD
-from colibri.domains.trail.api import record_json, stored_record_hash
 from colibri.storage import open_database
 
 CHUNK = 1 << 14
 MIN_PER_WORKER = 200_000
 _sha256 = hashlib.sha256
+_digest = methodcaller("digest")
+_first, _third = itemgetter(0), itemgetter(2)
+_LEAF = b"\x00"
+Row = tuple[object, ...]
 
 
 @dataclass(slots=True)
@@ -159,39 +163,29 @@ def check_file_range(db_path: Path, lo: int, hi: int, sizes: frozenset[int], chu
 def check_range(conn: Connection, lo: int, hi: int, sizes: frozenset[int], chunk: int) -> RangeCheck:
     """Entries lo..hi-1 against their rows, and their chunk roots."""
     result = RangeCheck(lo, hi)
+    # idx is the INTEGER PRIMARY KEY: hi - lo distinct rows in [lo, hi) are all of them.
     rows = conn.tuples(
-        "SELECT idx, kind, ref, entry_hash FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx", (lo, hi)
+        "SELECT CASE kind WHEN 'record' THEN 0 WHEN 'action' THEN 1 END, ref, entry_hash FROM log_entries"
+        " WHERE idx >= ? AND idx < ? ORDER BY idx",
+        (lo, hi),
     ).fetchall()
-    if len(rows) != hi - lo or (rows and (rows[0][0] != lo or rows[-1][0] != hi - 1)):
+    if len(rows) != hi - lo:
         result.ok = False
         return result
-    entries = [bytes(row[3]) for row in rows]
-    record_refs = [row[2] for row in rows if row[1] == RECORD]
-    action_rows = [(row[2], i) for i, row in enumerate(rows) if row[1] == ACTION]
-    if len(record_refs) + len(action_rows) != len(rows):
+    kinds = list(map(_first, rows))
+    if None in kinds:
         result.ok = False
         return result
-    if record_refs:
-        result.first_record, result.last_record, result.records = (
-            record_refs[0],
-            record_refs[-1],
-            len(record_refs),
-        )
-        if record_refs[-1] - record_refs[0] + 1 != len(record_refs) or not _records_match(
-            conn,
-            record_refs[0],
-            record_refs[-1],
-            [entries[i] for i, row in enumerate(rows) if row[1] == RECORD],
-        ):
-            result.ok = False
-            return result
-    if action_rows:
-        refs = array("q", [ref for ref, _ in action_rows])
-        result.action_refs = refs.tobytes()
-        if not _actions_match(conn, min(refs), max(refs), [(ref, entries[i]) for ref, i in action_rows]):
-            result.ok = False
-            return result
-    leaves = [_sha256(b"\x00" + entry).digest() for entry in entries]
+    entries = list(map(_third, rows))
+    if set(map(type, entries)) != {bytes}:  # a hash stored as something else
+        result.ok = False
+        return result
+    if not (
+        _records_ok(conn, result, rows, kinds, entries) and _actions_ok(conn, result, rows, kinds, entries)
+    ):
+        result.ok = False
+        return result
+    leaves = leaf_hashes(entries)
     for start in range(0, len(leaves), chunk):
         part = leaves[start : start + chunk]
         levels = build_levels(part)
@@ -214,63 +208,61 @@ def _prefix_root(levels: list[list[bytes]], count: int) -> bytes:
     return rfc9162.range_hash(subtree, 0, count)
 
 
-def _records_match(conn: Connection, first: int, last: int, entries: list[bytes]) -> bool:
-    rows = conn.tuples(
+def _records_ok(
+    conn: Connection, result: RangeCheck, rows: list[Row], kinds: list[int], entries: list[bytes]
+) -> bool:
+    """Record entries name seq first..last in order, and each is its row's hash."""
+    if 0 not in kinds:
+        return True
+    refs = [row[1] for row in rows if row[0] == 0]
+    first, last = refs[0], refs[-1]
+    if type(first) is not int or type(last) is not int or refs != list(range(first, last + 1)):
+        return False
+    result.first_record, result.last_record, result.records = first, last, len(refs)
+    stored = conn.tuples(
         "SELECT seq, session_id, kind, content, task_id, agent_id, created_at, prev_hash"
         " FROM thought_records WHERE seq BETWEEN ? AND ? ORDER BY seq",
         (first, last),
     ).fetchall()
-    if len(rows) != len(entries):
+    wanted = (
+        entries if len(refs) == len(entries) else [e for k, e in zip(kinds, entries, strict=True) if k == 0]
+    )
+    return len(stored) == len(refs) and record_entries(stored) == wanted
+
+
+def _actions_ok(
+    conn: Connection, result: RangeCheck, rows: list[Row], kinds: list[int], entries: list[bytes]
+) -> bool:
+    """Each action entry is the entry of the finished action row it names."""
+    if 1 not in kinds:
+        return True
+    named = [row[1] for row in rows if row[0] == 1]
+    if set(map(type, named)) != {int}:
         return False
-    sha = _sha256
-    for row, entry in zip(rows, entries, strict=True):
-        try:
-            digest = sha(record_json(*row).encode()).digest()
-        except (TypeError, UnicodeEncodeError):  # a value of the wrong type: only tampering does that
-            digest = bytes.fromhex(stored_record_hash(*row))
-        if digest != entry:
-            return False
-    return True
-
-
-def _actions_match(conn: Connection, first: int, last: int, wanted: list[tuple[int, bytes]]) -> bool:
+    refs = cast("list[int]", named)
+    numbers = array("q", refs)
+    result.action_refs = numbers.tobytes()
+    wanted = _of_kind(1, kinds, entries)
     columns = {row[0] for row in conn.tuples(conn.dialect.table_columns, ("actions",))}
     principal = "principal" if "principal" in columns else f"'{LOCAL_PRINCIPAL}'"
-    rows = conn.tuples(
+    stored = conn.tuples(
         f"SELECT sequence_no, correlation_id, tool, {principal}, arguments, outcome, result_hash, started_at,"
-        " duration_ms FROM actions WHERE sequence_no BETWEEN ? AND ? AND outcome != 'running'",
-        (first, last),
+        " duration_ms FROM actions WHERE sequence_no BETWEEN ? AND ? AND outcome != 'running'"
+        " ORDER BY sequence_no",
+        (min(numbers), max(numbers)),
     ).fetchall()
-    by_number = {row[0]: row for row in rows}
-    for ref, entry in wanted:
-        row = by_number.get(ref)
-        if row is None or _action_entry(row) != entry:
-            return False
-    return True
+    made = action_entries(stored)
+    stored_numbers = list(map(_first, stored))
+    if stored_numbers == refs:  # logged in sequence_no order, as one process writes them
+        return made == wanted
+    by_number = dict(zip(stored_numbers, made, strict=True))
+    return all(by_number.get(ref) == entry for ref, entry in zip(refs, wanted, strict=True))
 
 
-def _action_entry(row: tuple[object, ...]) -> bytes:
-    """The entry of a stored action row; the common, well-typed row takes a short way."""
-    number, correlation_id, tool, principal, arguments, outcome, result, started_at, duration = row
-    if (
-        type(number) is int
-        and type(arguments) is str
-        and type(duration) is float
-        and type(correlation_id) is str
-        and type(tool) is str
-        and type(principal) is str
-        and type(outcome) is str
-        and type(started_at) is str
-        and (result is None or type(result) is str)
-    ):
-        text = repr(duration)
-        if "e" in text or text.endswith(".0") or "inf" in text or "nan" in text:
-            text = es_number(duration)
-        json = (
-            f'{{"arguments_sha256":"{_sha256(arguments.encode()).hexdigest()}","correlation_id":{_q(correlation_id)},'
-            f'"duration_ms":{text},"outcome":{_q(outcome)},"principal":{_q(principal)},'
-            f'"result_sha256":{"null" if result is None else _q(result)},"sequence_no":{number},'
-            f'"started_at":{_q(started_at)},"tool":{_q(tool)},"type":"action"}}'
-        )
-        return _sha256(json.encode()).digest()
-    return stored_action_entry(*row)
+def _of_kind(kind: int, kinds: list[int], entries: list[bytes]) -> list[bytes]:
+    return [entry for k, entry in zip(kinds, entries, strict=True) if k == kind]
+
+
+def leaf_hashes(entries: list[bytes]) -> list[bytes]:
+    """SHA-256(0x00 ‖ entry) of each entry (RFC 9162 leaves), mapped in C."""
+    return list(map(_digest, map(_sha256, map(_LEAF.__add__, entries))))

@@ -9,9 +9,15 @@ latter to the parent, which rebuilds them from the chunk roots.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
+
 from colibri.core.database import Connection
 from colibri.core.merkle import node_hash
 from colibri.domains.log.tree import node_id
+
+_first, _second = itemgetter(0), itemgetter(1)
 
 
 def chunk_nodes_match(conn: Connection, lo: int, levels: list[list[bytes]], upper: dict[int, bytes]) -> bool:
@@ -20,6 +26,8 @@ def chunk_nodes_match(conn: Connection, lo: int, levels: list[list[bytes]], uppe
     it; those ancestors' stored hashes are added to `upper` for the parent to check."""
     count = len(levels[0])
     hi = lo + count
+    if count > 1 and count & (count - 1) == 0 and lo % count == 0:
+        return _full_chunk_match(conn, lo, levels, upper)
     expected = {}
     for level in range(1, len(levels)):
         for position, digest in enumerate(levels[level]):
@@ -44,6 +52,53 @@ def chunk_nodes_match(conn: Connection, lo: int, levels: list[list[bytes]], uppe
         else:
             return False  # a stored node the entries do not make
     return found == len(expected)
+
+
+def _full_chunk_match(conn: Connection, lo: int, levels: list[list[bytes]], upper: dict[int, bytes]) -> bool:
+    """chunk_nodes_match for a full aligned chunk, compared as two lists: every such chunk
+    stores its subtrees at the same offsets from its first key (see _layout)."""
+    count = len(levels[0])
+    hi = lo + count
+    first = _first_key(lo)
+    offsets, order = _layout(len(levels) - 1)
+    rows = conn.tuples(
+        "SELECT id, hash FROM log_nodes WHERE id BETWEEN ? AND ? ORDER BY id", (first, _first_key(hi) - 1)
+    ).fetchall()
+    inner = len(offsets)
+    if len(rows) < inner:
+        return False
+    flat = list(chain.from_iterable(levels[1:]))
+    if list(map(_first, rows[:inner])) != list(map(first.__add__, offsets)):
+        return False
+    if list(map(_second, rows[:inner])) != [flat[i] for i in order]:
+        return False
+    ancestors, level = set(), len(levels)
+    while hi % (1 << level) == 0:
+        ancestors.add(node_id(level, (hi >> level) - 1))
+        level += 1
+    for key, digest in rows[inner:]:
+        if key not in ancestors:
+            return False  # a stored node the entries do not make
+        upper[key] = digest if type(digest) is bytes else b""  # not a hash: cannot match
+    return True
+
+
+@lru_cache(maxsize=8)
+def _layout(height: int) -> tuple[list[int], list[int]]:
+    """For a chunk of 2**height leaves starting at an aligned leaf lo: the keys of its subtrees
+    minus lo's first key, in key order, and where each is in levels[1:] laid end to end.
+
+    The subtree ending at leaf lo + x of level j has key 2(lo+x) - popcount(lo+x) + j, and
+    popcount(lo + x) = popcount(lo) + popcount(x) as lo is a multiple of the chunk size, so
+    the offset 2x - popcount(x) + j does not depend on lo."""
+    count, start, placed = 1 << height, 0, []
+    for level in range(1, height + 1):
+        for position in range(count >> level):
+            last = ((position + 1) << level) - 1
+            placed.append((2 * last - last.bit_count() + level, start + position))
+        start += count >> level
+    placed.sort()
+    return [offset for offset, _ in placed], [index for _, index in placed]
 
 
 def upper_nodes_match(chunk_roots: list[bytes], chunk: int, upper: dict[int, bytes]) -> bool:
