@@ -16,6 +16,7 @@ from pathlib import Path
 from colibri.core.errors import StorageError
 from colibri.domains.log import notary as log_notary
 from colibri.domains.log import store, tree
+from colibri.domains.log.fastcheck import worker_pool
 from colibri.domains.log.keys import default_key_path, read_signer, write_key_file
 from colibri.domains.log.notary import Notary
 from colibri.domains.log.note import NoteError, Signer, Verifier
@@ -119,8 +120,8 @@ def verify_checkpoint(db_path: Path, checkpoint_file: str, key: str, origin: str
     except NoteError as exc:
         return _usage("verify", str(exc))
     try:
-        with _database(db_path) as db:
-            report = verify_against(db, note, verifier, origin)
+        with worker_pool() as pool, _database(db_path) as db:
+            report = verify_against(db, note, verifier, origin, pool)
     except NoteError as exc:
         print(f"colibri verify: the checkpoint {checkpoint_file} is rejected: {exc}", file=sys.stderr)
         print(f"result:           REJECTED — {exc}")

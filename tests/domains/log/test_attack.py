@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import sqlite3
+from concurrent.futures import Executor
 from pathlib import Path
 
 import anyio
@@ -262,19 +263,27 @@ def test_the_parallel_fast_path_agrees_with_the_exact_pass(
     """Worker processes over small aligned ranges: the same roots as the one-pass scan, and
     the same verdict on a tampered row."""
 
-    from colibri.domains.log import fastcheck, scan
+    from colibri.domains.log import fastcheck
 
     monkeypatch.setattr(fastcheck, "MIN_PER_WORKER", 8)
     monkeypatch.setattr(fastcheck, "CHUNK", 8)
+    with fastcheck.worker_pool() as pool:  # started before any connection, as the CLI does
+        _parallel_agrees(victim, pool)
+
+
+def _parallel_agrees(victim: Path, pool: Executor | None) -> None:
+    from colibri.domains.log import fastcheck, scan
+
     db = SQLiteDatabase.open(victim, readonly=True)
     try:
         with db.snapshot():
             size = tree.size(db)
             sizes = frozenset({1, 5, 8, 13, 16, size - 1})
             fast = fastcheck.check(victim, db, size, sizes)
+            pooled = fastcheck.check(victim, db, size, sizes, pool=pool)
             exact = scan.scan(db, sizes)
-        assert fast.ok and exact.first_difference is None
-        assert fast.roots == {**exact.roots, size: exact.root}
+        assert fast.ok and pooled.ok and exact.first_difference is None
+        assert fast.roots == pooled.roots == {**exact.roots, size: exact.root}
     finally:
         db.close()
     for sql in (
@@ -292,6 +301,7 @@ def test_the_parallel_fast_path_agrees_with_the_exact_pass(
         try:
             with db.snapshot():
                 assert not fastcheck.check(tampered, db, size, frozenset()).ok, sql
+                assert not fastcheck.check(tampered, db, size, frozenset(), pool=pool).ok, sql
                 assert not fastcheck.check(tampered, db, size, frozenset(), parallel=False).ok, sql
         finally:
             db.close()

@@ -14,6 +14,7 @@ are unchanged.
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from colibri.core.database import Connection, Database
@@ -48,11 +49,13 @@ def verify_against(
     note: str,
     verifier: Verifier,
     origin: str | None = None,
+    pool: Executor | None = None,
 ) -> CheckpointReport:
     """Verify the log of the database `db` against the checkpoint `note`.
 
     Raises NoteError when the note does not verify under the key (nothing else can be said
-    then). `origin` is the expected origin (None: `colibri/<database id>`).
+    then). `origin` is the expected origin (None: `colibri/<database id>`); `pool` as for
+    fastcheck.check.
     """
     checkpoint = open_checkpoint(note, verifier)
     with db.snapshot() as conn:
@@ -67,7 +70,7 @@ def verify_against(
         stored = _stored_signed(conn, verifier, checkpoint.origin)
         sizes = frozenset({checkpoint.size, *stored})
         size = tree.size(conn)
-        fast = fastcheck.check(db.path, conn, size, sizes)
+        fast = fastcheck.check(db.path, conn, size, sizes, pool=pool)
         report.log_size = size
         if fast.ok:
             _check_prefix(conn, report, size, fast.roots, None, stored)
