@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from colibri.core.errors import StorageError
+from colibri.core.errors import StorageError, WouldWait
 from colibri.storage import Database, Migration, SQLiteDatabase
 from colibri.storage.errors import OperationalError, ReadOnlyError
 from colibri.storage.migrations import applied, migrate, pending, require_current
@@ -139,3 +139,28 @@ def test_background_checkpoints_keep_the_wal_from_growing(tmp_path: Path) -> Non
     bounded = _wal_size_after_bursts(tmp_path / "bg.db", background=True)
     assert bounded * 3 < unbounded, (bounded, unbounded)
     assert not (tmp_path / "bg.db-wal").exists(), "closing still checkpoints and removes the WAL"
+
+
+def test_without_waiting_refuses_at_once_while_another_connection_writes(tmp_path: Path) -> None:
+    path = tmp_path / "busy.db"
+    db = SQLiteDatabase.open(path)
+    db.execute("CREATE TABLE t (x INTEGER)")
+    other = SQLiteDatabase.open(path)
+    try:
+        with other.atomic():
+            other.execute("INSERT INTO t VALUES (1)")
+            with db.without_waiting() as refuses:
+                assert refuses
+                started = time.perf_counter()
+                with pytest.raises(WouldWait), db.atomic():
+                    db.execute("INSERT INTO t VALUES (2)")
+                assert time.perf_counter() - started < 1.0  # the busy timeout is 10 s
+            assert not db.in_transaction
+        # The lock is free again: the same refusal to wait now writes, and the timeout is back.
+        with db.without_waiting() as refuses, db.atomic():
+            db.execute("INSERT INTO t VALUES (3)")
+        assert db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+        assert [row[0] for row in db.execute("SELECT x FROM t ORDER BY x")] == [1, 3]
+    finally:
+        other.close()
+        db.close()

@@ -1,6 +1,10 @@
 """Stage 1 — tool-lock: admission by mode and by the caller\'s scope, then one call at a time, in a
 worker thread.
 
+A quick write tool (`Tool.quick`) with the write lock free runs on the event loop instead: its
+only wait would be for that lock, and the store refuses to wait (`Database.without_waiting`), so
+the call either runs at once or, before anything is written, goes to the worker to wait there.
+
 The system tools (`server_ping`, `server_health`) read only the server's state in memory: they
 are answered at once on the event loop, without the lock, so a long call or a database held by
 another process never delays them (SPEC §8). Every other admitted call takes the lock and runs
@@ -13,7 +17,12 @@ from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
 from colibri.chain.worker import drive, in_worker
 from colibri.core import ids
+from colibri.core.errors import WouldWait
 from colibri.core.modes import ToolClass
+
+
+def _nothing() -> None:
+    return None
 
 
 class ToolLock:
@@ -48,6 +57,14 @@ class ToolLock:
             call.inline = True
             return await call_next(call)
         async with self._lock:
+            db = self._state.db
+            if tool.quick and db is not None and not self._audit.pending():
+                with db.without_waiting() as refuses_to_wait:
+                    if refuses_to_wait:
+                        try:
+                            return drive(_nothing, call_next(call))
+                        except WouldWait:
+                            pass  # another process writes: wait for it in the worker, not here
             # Rows of calls answered inline are written first, under the same lock.
             return await in_worker(drive, self._audit.flush_later, call_next(call))
 

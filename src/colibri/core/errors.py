@@ -24,5 +24,10 @@ class DomainError(ColibriError):
         self.details = details
 
 
+class WouldWait(ColibriError):
+    """A write transaction asked not to wait found another writer holding the lock. Not a
+    StorageError on purpose: nothing failed, the caller is to try again where waiting is fine."""
+
+
 class StorageError(ColibriError):
     """The database could not be opened, migrated or used."""

@@ -92,6 +92,9 @@ class Tool:
     destructive: bool = False
     idempotent: bool = False
     tool_class: ToolClass = field(kw_only=True)
+    # Bounded work once the write lock is held (no scan of a whole table or the file system): such
+    # a call runs on the event loop when the lock is free, sparing the worker thread's two hops.
+    quick: bool = field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         if not self.writes and (self.destructive or self.idempotent):

@@ -26,6 +26,7 @@ TOOLS: list[Tool] = [
         output_model=SessionStarted,
         handler=handlers.session_start,
         tool_class=ToolClass.WRITE,
+        quick=True,
         pattern=ErrorPattern.B,
     ),
     Tool(

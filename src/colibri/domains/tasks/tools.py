@@ -28,6 +28,7 @@ TOOLS = [
         output_model=Task,
         handler=handlers.task_create,
         tool_class=ToolClass.WRITE,
+        quick=True,
         pattern=ErrorPattern.B,
     ),
     Tool(
@@ -62,6 +63,7 @@ TOOLS = [
         output_model=Task,
         handler=handlers.task_update,
         tool_class=ToolClass.WRITE,
+        quick=True,
         pattern=ErrorPattern.B,
         # Overwrites fields (the history keeps the old values); repeating it changes nothing more.
         destructive=True,

@@ -27,6 +27,7 @@ TOOLS: list[Tool] = [
         output_model=ThoughtRecorded,
         handler=handlers.thought_record,
         tool_class=ToolClass.WRITE,
+        quick=True,
     ),
     Tool(
         name="thought_record_list",

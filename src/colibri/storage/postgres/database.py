@@ -79,6 +79,11 @@ class PostgresDatabase:
         return cls(conn, url, readonly=readonly)
 
     @contextmanager
+    def without_waiting(self) -> Iterator[bool]:
+        """Never: every statement is a network round trip, so calls stay off the event loop."""
+        yield False
+
+    @contextmanager
     def atomic(self) -> Iterator[Connection]:
         """All or nothing: the outermost level takes the store's write lock at once, so writers of
         every replica serialise their read-then-write steps; inner levels are savepoints."""

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from colibri.core.database import Connection, Params
-from colibri.core.errors import StorageError
-from colibri.storage.errors import UnavailableError
+from colibri.core.errors import StorageError, WouldWait
+from colibri.storage.errors import BusyError, UnavailableError
 from colibri.storage.sqlite import dialect
 from colibri.storage.sqlite.checkpointer import INTERVAL_S as CHECKPOINT_INTERVAL_S
 from colibri.storage.sqlite.checkpointer import Checkpointer
@@ -71,6 +71,7 @@ class SQLiteDatabase:
         self.path = path
         self.readonly = readonly
         self._depth = 0
+        self._nowait = False
         self._checkpointer: Checkpointer | None = None
 
     @property
@@ -123,7 +124,10 @@ class SQLiteDatabase:
         so two processes serialise their read-then-write steps; inner levels are savepoints."""
         depth = self._depth
         name = f"colibri_{depth}"
-        self._run(dialect.BEGIN_WRITE if depth == 0 else f"SAVEPOINT {name}")
+        if depth == 0 and self._nowait:
+            self._begin_without_waiting()
+        else:
+            self._run(dialect.BEGIN_WRITE if depth == 0 else f"SAVEPOINT {name}")
         self._depth += 1
         try:
             yield self
@@ -143,6 +147,28 @@ class SQLiteDatabase:
             if depth == 0 and self.conn.in_transaction:
                 self._run("ROLLBACK")
             raise
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[bool]:
+        """Inside, a write transaction that would wait for another writer raises `WouldWait` at
+        once instead (nothing begun, nothing written)."""
+        if self.readonly or self._depth:
+            yield False
+            return
+        self._nowait = True
+        try:
+            yield True
+        finally:
+            self._nowait = False
+
+    def _begin_without_waiting(self) -> None:
+        self._run("PRAGMA busy_timeout = 0")
+        try:
+            self._run(dialect.BEGIN_WRITE)
+        except BusyError:
+            raise WouldWait("another process holds the database's write lock") from None
+        finally:
+            self._run(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
