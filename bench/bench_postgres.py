@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 from tests.helpers import postgres as pg
+from tests.helpers import signing_key
 
 from bench.bench_http import SECONDS, _client, _free_port, _wait
 from bench.bench_tasks import EDGES, TASKS, build_graph
@@ -60,9 +61,10 @@ async def spread_calls_per_second(urls: list[str], token: str, clients: int) -> 
     return sum(counts) / SECONDS
 
 
-def _env(store: dict[str, str]) -> dict[str, str]:
+def _env(store: dict[str, str], key: Path) -> dict[str, str]:
+    """Replicas on PostgreSQL must all name the same signing key (they refuse to start without)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLIBRI_")}
-    env.update(COLIBRI_LOG_LEVEL="warn", **store)
+    env.update(COLIBRI_LOG_LEVEL="warn", COLIBRI_SIGNING_KEY=str(key), **store)
     return env
 
 
@@ -95,10 +97,11 @@ async def _measure(env: dict[str, str], replicas: int) -> float:
 
 
 async def bench_replicas(server: pg.PostgresServer, folder: Path) -> None:
-    baseline = await _measure(_env({"COLIBRI_DB_PATH": str(folder / "bench.db")}), 1)
+    key = signing_key(folder)
+    baseline = await _measure(_env({"COLIBRI_DB_PATH": str(folder / "bench.db")}, key), 1)
     line(f"thought_record, {CLIENTS} HTTP clients, 1 process on SQLite (baseline)", baseline, "calls/s")
     for replicas in REPLICA_COUNTS:
-        measured = await _measure(_env({"COLIBRI_DB_URL": server.new_database()}), replicas)
+        measured = await _measure(_env({"COLIBRI_DB_URL": server.new_database()}, key), replicas)
         label = f"thought_record, {CLIENTS} HTTP clients, {replicas} replica(s) on PostgreSQL"
         line(label, measured, "calls/s")
         line(f"  ratio to SQLite ({replicas} replica(s))", measured / baseline, "x")

@@ -148,3 +148,26 @@ def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def test_serve_on_postgresql_refuses_to_start_without_a_named_signing_key(
+    tmp_path: Path, postgres_server: pg.PostgresServer
+) -> None:
+    env = clean_env(tmp_path, COLIBRI_DB_URL=postgres_server.new_database())
+    del env["COLIBRI_SIGNING_KEY"]
+    work = tmp_path / "work"
+    work.mkdir()
+    refused = subprocess.run(
+        [sys.executable, "-m", "colibri", "serve"],
+        env=env,
+        cwd=work,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stdout == ""
+    assert "COLIBRI_SIGNING_KEY" in refused.stderr and "colibri key generate" in refused.stderr
+    assert not list(work.rglob("*.key"))  # no key made in the working folder's data/
