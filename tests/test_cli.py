@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from colibri.cli import build_parser
 from tests.helpers import clean_env
+from tests.helpers import postgres as pg
 
 COMMANDS = [
     "serve",
@@ -120,3 +122,52 @@ def test_token_commands_print_the_token_once_and_refuse_bad_requests(tmp_path: P
         assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert _colibri("token", "revoke", "nobody", env=env).returncode == 2
     assert _colibri("token", "create", "x", "--scope", "admin", env=env).returncode == 2
+
+
+def test_token_messages_name_the_postgresql_store_without_its_password(
+    tmp_path: Path, postgres_server: pg.PostgresServer
+) -> None:
+    url = postgres_server.new_database()
+    # Trust authentication ignores the password; it is there to be hidden.
+    with_password = url.replace("postgres@", "postgres:s3cret@")
+    env = clean_env(tmp_path, COLIBRI_DB_URL=with_password)
+    shown = url.rsplit("@", 1)[1]
+    for args in (["create", "alice", "--scope", "read"], ["revoke", "alice"]):
+        done = _colibri("token", *args, env=env)
+        assert done.returncode == 0, done.stderr
+        assert f"in postgresql://postgres@{shown}" in done.stderr
+        assert "s3cret" not in done.stderr and "colibri.db" not in done.stderr
+    closed = with_password.replace(f":{postgres_server.port}/", f":{_closed_port()}/")
+    failed = _colibri("token", "list", env=clean_env(tmp_path, COLIBRI_DB_URL=closed))
+    assert failed.returncode != 0
+    assert "cannot open postgresql://postgres@127.0.0.1:" in failed.stderr
+    assert "s3cret" not in failed.stderr and "colibri.db" not in failed.stderr
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_serve_on_postgresql_refuses_to_start_without_a_named_signing_key(
+    tmp_path: Path, postgres_server: pg.PostgresServer
+) -> None:
+    env = clean_env(tmp_path, COLIBRI_DB_URL=postgres_server.new_database())
+    del env["COLIBRI_SIGNING_KEY"]
+    work = tmp_path / "work"
+    work.mkdir()
+    refused = subprocess.run(
+        [sys.executable, "-m", "colibri", "serve"],
+        env=env,
+        cwd=work,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stdout == ""
+    assert "COLIBRI_SIGNING_KEY" in refused.stderr and "colibri key generate" in refused.stderr
+    assert not list(work.rglob("*.key"))  # no key made in the working folder's data/

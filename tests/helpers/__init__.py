@@ -25,7 +25,22 @@ def clean_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         HOME=str(home),
     )
     env.update(overrides)
+    if "COLIBRI_DB_URL" in env and "COLIBRI_SIGNING_KEY" not in env:
+        # A server on PostgreSQL refuses to start without a named key (SPEC §11: no database
+        # folder to keep one in); every process of the test shares this one, as replicas must.
+        env["COLIBRI_SIGNING_KEY"] = str(signing_key(tmp_path))
     return env
+
+
+def signing_key(folder: Path) -> Path:
+    """A signer key file in `folder`, made once (later calls return the same file)."""
+    from colibri.domains.log.keys import write_key_file
+    from colibri.domains.log.note import Signer
+
+    path = folder / "signing.key"
+    if not path.exists():
+        write_key_file(path, Signer.generate("colibri-test"))
+    return path
 
 
 def serve_params(env: dict[str, str], cwd: Path | None = None) -> StdioServerParameters:

@@ -8,13 +8,16 @@ from pathlib import Path
 
 from colibri.domains import access
 from colibri.domains.proofs import sessions
+from colibri.runtime.checkpoints import adopt
 from colibri.storage import SQLiteDatabase, open_database
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
 from colibri.verifier.copy import TABLES, _digest, copy_store
 from colibri.verifier.online import verify_store
+from tests.domains.log.helpers import colibri, generate_key
 from tests.domains.tasks.helpers import create
 from tests.domains.trail.helpers import build_chain, bulk_chain
+from tests.helpers import clean_env
 from tests.helpers import postgres as pg
 
 
@@ -23,17 +26,30 @@ def _source(path: Path) -> None:
     migrate(db, MIGRATIONS)
     bulk_chain(db, 10_000)
     sessions.finalize(db, "bulk")
+    db.execute(
+        "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at,"
+        " duration_ms, principal) VALUES ('c1', 'task_create', '{}', 'ok', 'h', 'now', 1.25, 'alice')"
+    )
+    adopt(db)  # the bulk rows join the verifiable log, as a server's boot adopts an older store
     build_chain(db, 60, session_count=3, seal=2)
     for _ in range(5):
         create(db)
     access.create(db, "alice", access.Scope.WRITE, 30, 1_700_000_000.0)
     access.create(db, "bob", access.Scope.READ, None, 1_700_000_000.0)
     access.revoke(db, "bob")
-    db.execute(
-        "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at,"
-        " duration_ms, principal) VALUES ('c1', 'task_create', '{}', 'ok', 'h', 'now', 1.25, 'alice')"
-    )
     db.close()
+
+
+def _checkpoint(path: Path, tmp_path: Path) -> tuple[Path, str]:
+    """A checkpoint signed by the real notary (`colibri checkpoint`) with a key made by
+    `colibri key generate`: the note file and the verifier key."""
+    env = clean_env(tmp_path)
+    key, verifier_key = generate_key(tmp_path, env, "example.com/copy")
+    made = colibri("checkpoint", "--db", str(path), env={**env, "COLIBRI_SIGNING_KEY": str(key)})
+    assert made.returncode == 0, made.stderr
+    note = tmp_path / "original.checkpoint"
+    note.write_text(made.stdout)
+    return note, verifier_key
 
 
 def _digests(target: str) -> dict[str, str]:
@@ -49,9 +65,11 @@ def test_sqlite_to_postgres_to_sqlite_keeps_everything_and_verifies(
 ) -> None:
     first, back = tmp_path / "first.db", tmp_path / "back.db"
     _source(first)
+    note, verifier_key = _checkpoint(first, tmp_path)
     url = postgres_server.new_database(migrated=False)
 
     there = copy_store(str(first), url)
+    assert there.rows["log_checkpoints"] == 1
     assert there.records == 10_060 and there.sealed == 3 and there.rows["thought_records"] == 10_060
     assert there.rows["access_tokens"] == 2 and there.rows["tasks"] == 5
 
@@ -91,6 +109,22 @@ def test_sqlite_to_postgres_to_sqlite_keeps_everything_and_verifies(
         check=False,
     )
     assert checked.returncode == 0 and "VALID" in checked.stdout, checked.stdout + checked.stderr
+
+    # The original key's checkpoint checks against the copy that came back (signature, root,
+    # consistency). The log commands read a SQLite file only, so the PostgreSQL copy is checked
+    # through its stored checkpoint below, which must be the same signed note.
+    proved = colibri(
+        "verify", "--db", str(back), "--checkpoint", str(note), "--key", verifier_key, env=clean_env(tmp_path)
+    )
+    assert proved.returncode == 0, proved.stdout + proved.stderr
+    assert "signature valid" in proved.stdout and "VALID" in proved.stdout
+    for target in (url, str(back)):
+        db = open_database(target, readonly=True)
+        try:
+            stored = db.execute("SELECT note FROM log_checkpoints").fetchall()
+        finally:
+            db.close()
+        assert [row[0] for row in stored] == [note.read_text()]
 
 
 def test_a_copy_into_a_store_that_holds_data_is_refused(

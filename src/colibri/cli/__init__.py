@@ -17,7 +17,7 @@ from colibri.cli import log as log_cli
 from colibri.cli import tokens as tokens_cli
 from colibri.cli import ui as ui_cli
 from colibri.cli.db_command import add_db_command
-from colibri.runtime.config import Config, ConfigError
+from colibri.runtime.config import Config, ConfigError, signing_key_problem
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
@@ -126,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"colibri: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "serve":
+        problem = signing_key_problem(config)
+        if problem is not None:
+            print(f"colibri serve: {problem}", file=sys.stderr)
+            return EXIT_USAGE
         return _serve(config) if args.http is None else _serve_http(config, args)
     if args.command == "tools":
         return _tools(config)

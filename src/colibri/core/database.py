@@ -75,6 +75,11 @@ class Dialect(Protocol):
         """`expression` read as raw bytes, whatever was stored there."""
         ...
 
+    def joined(self, expression: str, separator: str) -> str:
+        """An aggregate: the text values of `expression` over the rows, in no set order, joined
+        with `separator` (a literal); NULL when there is no row."""
+        ...
+
 
 class Connection(Protocol):
     """Statements with bound parameters. Rows from `execute` are `Row`s; `tuples` gives plain

@@ -65,6 +65,23 @@ class Config:
         )
 
 
+def signing_key_problem(config: Config) -> str | None:
+    """Why this server must not start with this configuration's signing key, or None.
+
+    Without COLIBRI_SIGNING_KEY, FULL and TEST make colibri.key beside the SQLite file. A
+    PostgreSQL store has no such place: a key made in each replica's working folder would sign
+    the one shared log with a different key per machine.
+    """
+    if config.db_url is None or config.signing_key is not None or config.mode not in (Mode.FULL, Mode.TEST):
+        return None
+    return (
+        "COLIBRI_DB_URL is set but COLIBRI_SIGNING_KEY is not: every replica sharing a PostgreSQL "
+        "database must sign the one log with the same key, and there is no database folder to keep "
+        "one in. Make one with `colibri key generate --name NAME --out FILE`, keep FILE off the "
+        "database machine, and set COLIBRI_SIGNING_KEY=FILE on every replica"
+    )
+
+
 def _path(env: Mapping[str, str], variable: str) -> Path | None:
     raw = env.get(variable)
     return Path(raw) if raw else None

@@ -16,15 +16,17 @@ from colibri.domains import access
 from colibri.runtime.boot import open_runtime_database
 from colibri.runtime.config import Config
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from colibri.storage.postgres.database import redact
 
 
 def run_token(config: Config, action: str, name: str | None, scope: str, expires_days: int | None) -> int:
     if not writes_allowed(config.mode):
         config = Config(mode=Mode.FULL, db_path=config.db_path, db_sync=config.db_sync, db_url=config.db_url)
+    store = store_name(config)
     try:
         db = open_runtime_database(config)
     except StorageError as exc:
-        print(f"colibri token: cannot open {config.db_path}: {exc}", file=sys.stderr)
+        print(f"colibri token: cannot open {store}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     try:
         if action == "create":
@@ -32,13 +34,14 @@ def run_token(config: Config, action: str, name: str | None, scope: str, expires
             token = access.create(db, name, access.Scope(scope), expires_days, time.time())
             print(token)
             print(
-                f"colibri token: created {name!r} (scope {scope}); this is the only time it is shown",
+                f"colibri token: created {name!r} (scope {scope}) in {store};"
+                " this is the only time it is shown",
                 file=sys.stderr,
             )
         elif action == "revoke":
             assert name is not None
             access.revoke(db, name)
-            print(f"colibri token: {name!r} revoked", file=sys.stderr)
+            print(f"colibri token: {name!r} revoked in {store}", file=sys.stderr)
         else:
             _print_list(access.list_tokens(db))
     except access.TokenError as exc:
@@ -50,6 +53,11 @@ def run_token(config: Config, action: str, name: str | None, scope: str, expires
     finally:
         db.close()
     return EXIT_OK
+
+
+def store_name(config: Config) -> str:
+    """The store in use, for messages: the PostgreSQL URL without its password, or the SQLite file."""
+    return redact(config.db_url) if config.db_url else str(config.db_path)
 
 
 def _print_list(infos: list[access.TokenInfo]) -> None:

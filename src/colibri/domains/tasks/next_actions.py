@@ -10,8 +10,10 @@ open tasks only: a closed task is not waiting on anything, and it does not pass 
 
 from __future__ import annotations
 
+import gc
 import heapq
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,6 +25,8 @@ from colibri.storage import Connection, Database
 BLOCKED_SHOWN = 50
 _RANK = {priority: rank for rank, priority in enumerate(PRIORITIES)}
 _GROUP = {"in_progress": 0, "review": 1, "todo": 2}
+_TODO = _GROUP["todo"]
+_SEPARATOR = ","  # task ids are T-<number>: never a comma
 
 
 @dataclass(slots=True)
@@ -35,15 +39,34 @@ class _Backlog:
     priorities: list[Priority] = field(default_factory=list)
     depends_on: list[list[int]] = field(default_factory=list)  # open dependencies, by index
     cancelled_deps: dict[int, list[str]] = field(default_factory=dict)  # rare: kept apart
-
-    def is_waiting(self, i: int) -> bool:
-        """True when some dependency of task i is not done (open ones, or cancelled ones)."""
-        return bool(self.depends_on[i]) or i in self.cancelled_deps
+    # Worked out once and read by both lists: some dependency is not done (open or cancelled).
+    waiting: list[bool] = field(default_factory=list)
 
 
 def next_actions(db: Database, limit: int) -> NextActions:
-    with db.snapshot() as conn:
+    with db.snapshot() as conn, _no_collection():
         return _next_actions(conn, limit)
+
+
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """Holds off the cyclic garbage collector for one computation.
+
+    A 10,000-task backlog builds tens of thousands of rows and lists that live to the end of
+    the call: they survive the young generations' collections, so every few calls they push
+    the collector into a full pass over the whole process (measured: about 100 ms, the p95 of
+    the call). They hold no cycles and die by reference counting when the call returns, so
+    the collections find nothing; skipping them loses nothing. The previous state is restored,
+    and a call made with the collector already off leaves it off.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _next_actions(conn: Connection, limit: int) -> NextActions:
@@ -68,64 +91,90 @@ def _actions(conn: Connection, backlog: _Backlog, unblocks: list[int], limit: in
 
 def _blocked(conn: Connection, backlog: _Backlog) -> tuple[list[BlockedTask], int]:
     """The most urgent stuck tasks (at most BLOCKED_SHOWN) and how many are stuck in all."""
-    stuck = [
-        i
-        for i, status in enumerate(backlog.statuses)
-        if status == "blocked" or (status == "todo" and backlog.is_waiting(i))
-    ]
-    shown = heapq.nsmallest(BLOCKED_SHOWN, stuck, key=lambda i: (_RANK[backlog.priorities[i]], i))
-    titles = _titles(conn, [backlog.ids[i] for i in shown])
+    # One list per priority, each in index order: their concatenation is the (priority, age)
+    # order, without sorting thousands of stuck tasks to show fifty.
+    by_rank: list[list[int]] = [[] for _ in PRIORITIES]
+    waiting, priorities = backlog.waiting, backlog.priorities
+    for i, status in enumerate(backlog.statuses):
+        if status == "blocked" or (status == "todo" and waiting[i]):
+            by_rank[_RANK[priorities[i]]].append(i)
+    shown = [i for stuck in by_rank for i in stuck][:BLOCKED_SHOWN]
+    titles = repository.titles_of(conn, [backlog.ids[i] for i in shown])
     blocked = []
     for i in shown:
-        task_id, status, waiting = backlog.ids[i], backlog.statuses[i], _waiting(backlog, i)
+        task_id, status, waits = backlog.ids[i], backlog.statuses[i], _waiting(backlog, i)
         blocked.append(
             BlockedTask(
                 task_id=task_id,
                 title=titles[task_id],
                 status=status,
-                waiting_on=[dep for dep, _ in waiting],
-                reason=_blocked_reason(status, waiting),
+                waiting_on=[dep for dep, _ in waits],
+                reason=_blocked_reason(status, waits),
             )
         )
-    return blocked, len(stuck)
+    return blocked, sum(map(len, by_rank))
 
 
 def _ready(backlog: _Backlog, unblocks: list[int]) -> Iterator[tuple[int, int, int, int]]:
     """Sort keys of the tasks one can act on now; the last item is the task's index, which also
     orders ties by age (index follows creation order)."""
+    waiting, priorities = backlog.waiting, backlog.priorities
     for i, status in enumerate(backlog.statuses):
         group = _GROUP.get(status)
-        if group is None or (status == "todo" and backlog.is_waiting(i)):
+        if group is None or (group == _TODO and waiting[i]):
             continue
-        yield group, _RANK[backlog.priorities[i]], -unblocks[i], i
+        yield group, _RANK[priorities[i]], -unblocks[i], i
 
 
 def _load(conn: Connection) -> _Backlog:
-    backlog = _Backlog()
-    # plain tuples: this reads every open task and every edge
+    """Every open task, and every edge between open tasks, in two statements.
+
+    Measured on 10,000 tasks / 20,000 edges: letting PostgreSQL join the edges to the open
+    tasks costs more (hash joins on text ids) than sorting them into place here with one dict
+    lookup per end; what costs is turning 20,000 rows into Python tuples, so the edges come as
+    one joined text, split in C.
+    """
     rows = conn.tuples(
         "SELECT id, status, priority FROM tasks WHERE status NOT IN ('done', 'cancelled') ORDER BY number"
-    )
-    for task_id, status, priority in rows:
-        backlog.ids.append(task_id)
-        backlog.statuses.append(status)
-        backlog.priorities.append(priority)
-    index = {task_id: i for i, task_id in enumerate(backlog.ids)}
-    depends_on: list[list[int]] = [[] for _ in backlog.ids]
-    cancelled = {row[0] for row in conn.tuples("SELECT id FROM tasks WHERE status = 'cancelled'")}
-    # Reading every edge and skipping closed tasks here is cheaper than a join per edge in SQL;
-    # this loop is the hot path, so it does no more than sort each edge into place.
-    for task_id, dep in conn.tuples("SELECT task_id, depends_on FROM task_dependencies"):
-        i = index.get(task_id)
+    ).fetchall()
+    if not rows:
+        return _Backlog()
+    ids, statuses, priorities = (list(column) for column in zip(*rows, strict=True))
+    index = dict(zip(ids, range(len(ids)), strict=True)).get
+    depends_on: list[list[int]] = [[] for _ in ids]
+    closed: list[tuple[int, str]] = []  # edges from an open task to a done or cancelled one
+    ends = iter(_edge_ends(conn))
+    for task_id, dep in zip(ends, ends, strict=True):
+        i = index(task_id)
         if i is None:
             continue
-        j = index.get(dep)
-        if j is not None:
+        j = index(dep)
+        if j is None:
+            closed.append((i, dep))
+        else:
             depends_on[i].append(j)
-        elif dep in cancelled:
-            backlog.cancelled_deps.setdefault(i, []).append(dep)
-    backlog.depends_on = depends_on
-    return backlog
+    cancelled_deps: dict[int, list[str]] = {}
+    if closed:
+        cancelled = {row[0] for row in conn.tuples("SELECT id FROM tasks WHERE status = 'cancelled'")}
+        for i, dep in closed:
+            if dep in cancelled:
+                cancelled_deps.setdefault(i, []).append(dep)
+    waiting = [bool(deps) for deps in depends_on]
+    for i in cancelled_deps:
+        waiting[i] = True
+    return _Backlog(ids, statuses, priorities, depends_on, cancelled_deps, waiting)
+
+
+def _edge_ends(conn: Connection) -> list[str]:
+    """Every depends_on edge as two items, task then dependency, flattened into one list."""
+    joined = conn.dialect.joined(f"task_id || '{_SEPARATOR}' || depends_on", _SEPARATOR)
+    count, text = conn.tuples(f"SELECT count(*), {joined} FROM task_dependencies").fetchone()
+    ends: list[str] = text.split(_SEPARATOR) if count else []
+    if len(ends) != 2 * count:
+        # An id holding the separator (only a hand-edited database has one): read rows instead.
+        rows = conn.tuples("SELECT task_id, depends_on FROM task_dependencies").fetchall()
+        ends = [end for row in rows for end in row]
+    return ends
 
 
 def _waiting(backlog: _Backlog, i: int) -> list[tuple[str, str]]:
@@ -133,10 +182,6 @@ def _waiting(backlog: _Backlog, i: int) -> list[tuple[str, str]]:
     pairs = [(backlog.ids[j], backlog.statuses[j]) for j in backlog.depends_on[i]]
     pairs.extend((dep, "cancelled") for dep in backlog.cancelled_deps.get(i, ()))
     return sorted(pairs, key=lambda pair: int(pair[0].removeprefix("T-")))
-
-
-def _titles(conn: Connection, task_ids: list[str]) -> dict[str, str]:
-    return {task.id: task.title for task in repository.get_tasks(conn, task_ids).values()}
 
 
 _ACTION: dict[Status, Literal["continue", "review", "start"]] = {

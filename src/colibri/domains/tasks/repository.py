@@ -174,6 +174,15 @@ def statuses_of(conn: Connection, task_ids: Sequence[str]) -> dict[str, str]:
     return result
 
 
+def titles_of(conn: Connection, task_ids: Sequence[str]) -> dict[str, str]:
+    """The title of each task that exists among `task_ids` (no dependencies read, no Task built)."""
+    result: dict[str, str] = {}
+    for chunk in _chunks(task_ids):
+        marks = ",".join("?" * len(chunk))
+        result.update(conn.tuples(f"SELECT id, title FROM tasks WHERE id IN ({marks})", chunk))
+    return result
+
+
 def history(conn: Connection, task_id: str) -> list[HistoryEntry]:
     rows = conn.execute(
         "SELECT version, event, changed_at, changes FROM task_history WHERE task_id = ? ORDER BY id",

@@ -40,6 +40,9 @@ class PostgresDialect:
     def as_bytes(self, expression: str) -> str:
         return f"convert_to({expression}, 'UTF8')"
 
+    def joined(self, expression: str, separator: str) -> str:
+        return f"string_agg({expression}, '{separator}')"
+
 
 DIALECT = PostgresDialect()
 

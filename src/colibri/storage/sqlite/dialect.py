@@ -28,6 +28,9 @@ class SQLiteDialect:
     def as_bytes(self, expression: str) -> str:
         return f"CAST({expression} AS BLOB)"
 
+    def joined(self, expression: str, separator: str) -> str:
+        return f"group_concat({expression}, '{separator}')"
+
 
 DIALECT = SQLiteDialect()
 
