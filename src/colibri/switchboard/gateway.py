@@ -132,6 +132,10 @@ class Switchboard:
                 ordered[spec.name] = self.downstreams[spec.name]
                 continue
             downstream = Downstream(spec, self._connector, self._clock)
+            previous = self.downstreams.get(spec.name)
+            if previous is not None:
+                # A restarted server starts with no subscriptions; its clients still hold theirs.
+                downstream.subscriptions |= previous.subscriptions
             self._adopt(downstream)
             ordered[spec.name] = downstream
         # The router and the passthrough hold this very mapping: change it in place.
