@@ -45,23 +45,28 @@ def dumps(message: dict[str, Any]) -> bytes:
 class _Pending:
     """One call in flight on the lane: its answer, its deadline and its progress forwards."""
 
-    __slots__ = ("forwards", "future", "on_progress", "scope", "timeout")
+    __slots__ = ("forwards", "future", "on_progress", "timeout", "timer")
 
     def __init__(self, future: asyncio.Future[dict[str, Any]], timeout: float, on_progress: Progress | None):
         self.future = future
         self.timeout = timeout
         self.on_progress = on_progress
-        self.scope: anyio.CancelScope | None = None
         self.forwards: list[asyncio.Task[None]] = []
+        # A timer, not a cancel scope: the deadline moves with progress, and this is the hot path.
+        self.timer = future.get_loop().call_later(timeout, self._expire)
+
+    def _expire(self) -> None:
+        if not self.future.done():
+            self.future.set_exception(CallTimedOut(f"no answer within {self.timeout:g} s"))
 
     def progressed(self, params: dict[str, Any]) -> None:
         progress, total, message = params.get("progress"), params.get("total"), params.get("message")
         if not isinstance(progress, int | float) or not (total is None or isinstance(total, int | float)):
             log.debug("dropped a malformed progress notification: %r", params)
             return
-        if self.scope is not None:
-            # Slow is not down: news of progress pushes the deadline out by another timeout.
-            self.scope.deadline = anyio.current_time() + self.timeout
+        # Slow is not down: news of progress pushes the deadline out by another timeout.
+        self.timer.cancel()
+        self.timer = self.future.get_loop().call_later(self.timeout, self._expire)
         if self.on_progress is not None:
             text = message if isinstance(message, str) else None
             coroutine = self.on_progress(float(progress), None if total is None else float(total), text)
@@ -151,20 +156,19 @@ class DownstreamLane:
             raise NotSent("the connection closed before the request could be written") from None
         self._pending[key] = pending
         try:
-            with anyio.fail_after(timeout) as scope:
-                pending.scope = scope
-                try:
-                    await writer.drain()
-                except anyio.BrokenResourceError:
-                    raise NotSent("the connection closed before the request could be written") from None
-                answer = await pending.future
-        except TimeoutError:
+            try:
+                await writer.drain()
+            except anyio.BrokenResourceError:
+                raise NotSent("the connection closed before the request could be written") from None
+            answer = await pending.future
+        except CallTimedOut:
             self._abandon(key, "timed out")
-            raise CallTimedOut(f"no answer within {timeout:g} s") from None
+            raise
         except anyio.get_cancelled_exc_class():
             self._abandon(key, "the client cancelled the call")
             raise
         finally:
+            pending.timer.cancel()
             self._pending.pop(key, None)
         await pending.settled()
         return _result_of(answer)

@@ -15,10 +15,13 @@ end of input, the reader waits for the answers of the calls taken here (bounded)
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import anyio
@@ -51,7 +54,8 @@ class _Call:
     arguments: dict[str, Any] | None
     token: object
     modern: bool
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    task: asyncio.Task[None] | None = None
+    cancelled: bool = False
 
 
 class ClientLane:
@@ -62,15 +66,23 @@ class ClientLane:
         self._server_info = server_info
         self._limit_s = limit_s
         self._writer: LineWriter | None = None
-        self._tasks: anyio.abc.TaskGroup | None = None
-        self._calls: dict[types.RequestId, anyio.CancelScope] = {}
+        self._running = False
+        self._calls: dict[types.RequestId, _Call] = {}
         self._idle = anyio.Event()
         self._idle.set()
         self._initialized = False
 
-    def start(self, tasks: anyio.abc.TaskGroup) -> None:
-        """Calls taken from now on run in `tasks`."""
-        self._tasks = tasks
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Take calls inside this block; the calls still running at its end are cancelled."""
+        self._running = True
+        try:
+            yield
+        finally:
+            self._running = False
+            for call in list(self._calls.values()):
+                if call.task is not None:
+                    call.task.cancel()
 
     def attach(self, writer: LineWriter) -> None:
         self._writer = writer
@@ -80,7 +92,7 @@ class ClientLane:
             await self._idle.wait()
 
     def take(self, line: bytes) -> bool:
-        if self._tasks is None or self._writer is None or not any(mark in line for mark in _MARKS):
+        if not self._running or self._writer is None or not any(mark in line for mark in _MARKS):
             return False
         if b"\\u" in line and _SURROGATE.search(line):
             return False
@@ -112,32 +124,34 @@ class ClientLane:
         ):
             return False
         call = _Call(request_id, name, arguments, meta.get("progressToken"), modern)
-        self._calls[request_id] = call.scope
+        self._calls[request_id] = call
         self._idle = anyio.Event()
-        self._tasks.start_soon(self._serve, call)
+        # A bare task: this is the hot path, and `running()` cancels what is left at the end.
+        call.task = asyncio.get_running_loop().create_task(self._serve(call))
         return True
 
     def _cancel(self, request_id: object) -> bool:
-        scope = self._calls.get(request_id) if _valid_id(request_id) else None
-        if scope is None:
+        call = self._calls.get(request_id) if _valid_id(request_id) else None
+        if call is None or call.task is None:
             return False
-        scope.cancel()  # the call is never answered, as JSON-RPC cancellation has it
+        call.cancelled = True  # the call is never answered, as JSON-RPC cancellation has it
+        call.task.cancel()
         return True
 
     async def _serve(self, call: _Call) -> None:
-        answer: dict[str, Any] | None = None
         try:
-            with call.scope:
-                caller = LeanCaller(self, call.token)
-                answer = {"jsonrpc": "2.0", "id": call.request_id}
-                answer |= await self._answer(call.name, call.arguments, caller, call.modern)
+            answer = {"jsonrpc": "2.0", "id": call.request_id}
+            answer |= await self._answer(call.name, call.arguments, LeanCaller(self, call.token), call.modern)
+        except asyncio.CancelledError:
+            if call.cancelled:
+                return
+            raise
         finally:
             self._calls.pop(call.request_id, None)
             if not self._calls:
                 self._idle.set()
-        if answer is not None and not call.scope.cancelled_caught:
-            self.send(answer)
-            await self.flush()
+        self.send(answer)
+        await self.flush()
 
     async def _answer(
         self, name: str, arguments: dict[str, Any] | None, caller: Caller, modern: bool
@@ -160,7 +174,7 @@ class ClientLane:
         body = (
             result
             if isinstance(result, dict)
-            else result.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            else result.model_dump(by_alias=True, mode="json", exclude_none=True)
         )
         if modern:
             # What the SDK server adds to a 2026-era answer: the result type and its own identity.

@@ -242,16 +242,16 @@ async def serve_stdio(board: Switchboard, serving: Serving | None = None) -> Non
         lane = ClientLane(
             board, {"name": SERVER_NAME, "version": __version__}, answer_within_s + DRAIN_GRACE_S
         )
-        lane.start(tasks)
-        await run_stdio(
-            server,
-            options,
-            drain=drain,
-            what="stopping the downstreams",
-            message_limit=serving.message_limit,
-            answer_within_s=answer_within_s + DRAIN_GRACE_S,
-            divert=lane,
-        )
+        async with lane.running():
+            await run_stdio(
+                server,
+                options,
+                drain=drain,
+                what="stopping the downstreams",
+                message_limit=serving.message_limit,
+                answer_within_s=answer_within_s + DRAIN_GRACE_S,
+                divert=lane,
+            )
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()
 

@@ -203,7 +203,7 @@ class SdkSession:
         stamp = getattr(self._client.session, "_stamp", None)
         if self._lane is None or not callable(stamp):
             result = await self.call_tool(name, arguments, timeout, on_progress)
-            return result.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
         if self._closed.is_set():
             raise NotSent("the connection is closed")
         raw = await self._lane.call(name, arguments, timeout, on_progress, stamp)
