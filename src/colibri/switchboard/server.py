@@ -17,7 +17,6 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
-    ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
     ToolsListChanged,
@@ -34,6 +33,7 @@ from colibri.switchboard.errors import HANDLER_ERROR, INVALID_PARAMS
 from colibri.switchboard.faces import auth_for, status_page
 from colibri.switchboard.gateway import Switchboard
 from colibri.switchboard.lean import ClientLane
+from colibri.switchboard.listening import listen_handler, publishing
 from colibri.switchboard.peers import CHANGED, Peers, SessionCaller
 from colibri.switchboard.serving import Serving
 
@@ -149,7 +149,7 @@ def build_server(board: Switchboard) -> Server[Any]:
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_subscriptions_listen=ListenHandler(bus),
+        on_subscriptions_listen=listen_handler(bus, peers, passthrough),
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
@@ -166,7 +166,7 @@ def build_server(board: Switchboard) -> Server[Any]:
     server.middleware = [remember_peer, _refuse_non_object_arguments]
     board.on_tools_changed(tools_changed)
     board.on_lists_changed(lists_changed)
-    board.notified = peers.downstream_notified
+    board.notified = publishing(bus, peers.downstream_notified)
     board.default_caller = peers.latest
     return server
 
