@@ -8,7 +8,8 @@ Environment:
   FAULT_CONTROL  a JSON file {"mode": ..., "delay_s": ...}; when it exists it is re-read on every
                  request and wins over FAULT_MODE, so a test can change the behaviour of a server
                  the switchboard no longer routes to
-  FAULT_COUNT    a file that gets one line per `work` call received (it survives restarts)
+  FAULT_COUNT    a file that gets one line per `work` call received (it survives restarts), and
+                 FAULT_COUNT.cancelled one line per `work` call cancelled in the "timeout" mode
   FAULT_DELAY_S  the delay of the "slow" mode (default 0.5)
   FAULT_ERA      "modern" refuses the initialize handshake: the server speaks only the 2026 era
   FAULT_URI      the URI of its one resource (default fault://NAME/status)
@@ -137,6 +138,7 @@ async def call_tool(
                 "mode": FAULTS.mode,
                 "name": NAME,
                 "authorization": LAST_AUTHORIZATION[0],
+                "request_id": ctx.request_id,
             }
         )
     if params.name == "touch":
@@ -158,7 +160,14 @@ async def work(arguments: dict[str, Any]) -> types.CallToolResult:
     if mode == "crash":
         os._exit(3)
     if mode == "timeout":
-        await anyio.sleep_forever()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            # Reached only when the request is cancelled: the tests see that the cancellation came.
+            count = os.environ.get("FAULT_COUNT")
+            if count:
+                with Path(f"{count}.cancelled").open("a") as cancelled:
+                    cancelled.write(f"{call}\n")
     if mode == "slow":
         await anyio.sleep(FAULTS.delay_s)
     if mode == "fail" or (mode == "flap" and call % 2 == 0):

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp import Client, StdioServerParameters
-from mcp.client.session import MessageHandlerFnT
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.types import CallToolResult
 
 from tests.helpers import clean_env, envelope
@@ -237,3 +238,27 @@ class RawSwitchboard:
         stdout, stderr = self.process.communicate(timeout=timeout)
         rest = (self._buffer + stdout).splitlines()
         return self.lines + [line for line in rest if line], stderr
+
+
+class Inbox:
+    """Everything the switchboard sent the client unasked."""
+
+    def __init__(self) -> None:
+        self.notifications: list[types.ServerNotification] = []
+        self.logs: list[types.LoggingMessageNotificationParams] = []
+        self.arrived = anyio.Event()
+
+    async def message(self, message: IncomingMessage) -> None:
+        if not isinstance(message, Exception):
+            self.notifications.append(message)
+            self.arrived.set()
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.logs.append(params)
+        self.arrived.set()
+
+    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> None:
+        with anyio.fail_after(timeout):
+            while not predicate():
+                self.arrived = anyio.Event()
+                await self.arrived.wait()

@@ -10,18 +10,18 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from tests.switchboard.everything import everything_entry
 from tests.switchboard.helpers import (
     Downstreams,
+    Inbox,
     free_port,
     stop,
     switchboard,
@@ -38,30 +38,6 @@ pytestmark = [
 ]
 
 ARCHITECTURE = "demo://resource/static/document/architecture.md"
-
-
-class Inbox:
-    """Everything the switchboard sent the client unasked."""
-
-    def __init__(self) -> None:
-        self.notifications: list[types.ServerNotification] = []
-        self.logs: list[types.LoggingMessageNotificationParams] = []
-        self.arrived = anyio.Event()
-
-    async def message(self, message: IncomingMessage) -> None:
-        if not isinstance(message, Exception):
-            self.notifications.append(message)
-            self.arrived.set()
-
-    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
-        self.logs.append(params)
-        self.arrived.set()
-
-    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> None:
-        with anyio.fail_after(timeout):
-            while not predicate():
-                self.arrived = anyio.Event()
-                await self.arrived.wait()
 
 
 async def test_resources_prompts_completion_progress_logs_and_sampling_pass_through(tmp_path: Path) -> None:

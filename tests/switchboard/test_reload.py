@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import Client
 
 from tests.switchboard.helpers import (
     Downstreams,
+    Inbox,
     free_port,
     process_gone,
     servers,
@@ -121,3 +123,35 @@ async def test_watch_reloads_when_the_file_changes(tmp_path: Path) -> None:
     assert two.structured_content == {"echo": {"n": 1}, "server": "two", "call": 1}
     assert same == pid
     assert json.loads(config.read_text())["mcpServers"].keys() == {"one", "two"}
+
+
+# resources/subscribe is deprecated by the 2026 era; the handshake era, which this session speaks, has it.
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_restarted_server_is_subscribed_again_for_its_clients(tmp_path: Path) -> None:
+    downstreams = Downstreams(tmp_path)
+    config = write_config(tmp_path, {"r": downstreams.fault("r")}, health=HEALTH)
+    inbox = Inbox()
+    async with switchboard(config, extra_args=["--watch"], message_handler=inbox.message) as client:
+        await wait_for_state(client, "r", "HEALTHY")
+        await client.subscribe_resource("fault://r/status")
+        await client.call_tool("r.touch", {})
+        await inbox.wait_for(lambda: updates(inbox) == 1)
+        pid = (await info(client, "r"))["pid"]
+        time.sleep(0.01)  # a distinct modification time
+        changed = downstreams.fault("r", tool_timeouts={"work": 5})
+        write_config(tmp_path, {"r": changed}, health=HEALTH)
+        with anyio.fail_after(15):
+            while True:
+                answer = await client.call_tool("r.info", {})
+                if not answer.is_error and (answer.structured_content or {}).get("pid") not in (None, pid):
+                    break
+                await anyio.sleep(0.05)
+        await wait_for_servers(client, {"r"})
+        await client.call_tool("r.touch", {})
+        with anyio.fail_after(10):
+            await inbox.wait_for(lambda: updates(inbox) == 2)
+    assert updates(inbox) == 2, "the new process of a changed server was subscribed again"
+
+
+def updates(inbox: Inbox) -> int:
+    return sum(isinstance(n, types.ResourceUpdatedNotification) for n in inbox.notifications)

@@ -8,29 +8,28 @@ switchboard use this instead:
 - `stdio_streams()` serves on our own stdin/stdout when both are pipes or sockets, and falls back
   to the SDK's `stdio_server` otherwise. Like the SDK, it points fd 0 at /dev/null and fd 1 at
   stderr while serving, so a stray print anywhere in the process can never reach the wire;
-- `ProcessTransport` starts a downstream server (POSIX) and talks to it over its pipes, with the
-  shutdown the MCP spec describes: close its stdin, wait, then terminate and kill its process group.
+- `ProcessTransport` (process.py) starts a downstream server (POSIX) and talks to it over its
+  pipes, with the shutdown the MCP spec describes: close its stdin, then terminate and kill its group.
+
+A `Divert` may take lines before they are parsed for the SDK (the switchboard's lean lane for
+tools/call): it sees the raw bytes and writes its answers as raw lines through the same writer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import signal
 import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 import anyio
 import mcp_types as types
-from mcp import StdioServerParameters
-from mcp.client.stdio import get_default_environment
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
@@ -46,14 +45,27 @@ log = logging.getLogger("colibri.pipes")
 WRITE_FAILED: ContextVar[bool] = ContextVar("colibri_switchboard_write_failed", default=False)
 
 
+class Divert(Protocol):
+    """Takes some raw lines off a `LineReader` before the SDK sees them."""
+
+    def attach(self, writer: LineWriter) -> None:
+        """Where this divert's answers go (the same pipe the SDK writes to)."""
+
+    def take(self, line: bytes) -> bool:
+        """Whether `line` was taken (then the SDK never sees it)."""
+
+    async def drained(self) -> None:
+        """Return once every request taken has been answered (called at the end of input)."""
+
+
 def stdio_streams(
-    limit: int = LINE_LIMIT, answer_within_s: float = DEFAULT_LIMIT_S
+    limit: int = LINE_LIMIT, answer_within_s: float = DEFAULT_LIMIT_S, divert: Divert | None = None
 ) -> AbstractAsyncContextManager[tuple[Any, Any]]:
     """(read stream, write stream) over stdin/stdout for `Server.run`; `limit` caps one message, and
     every request read before stdin's end is answered first (bounded by `answer_within_s`, see
-    inflight.py)."""
+    inflight.py). `divert` sees each line first, when stdin and stdout are pipes."""
     if _pollable(sys.stdin.fileno()) and _pollable(sys.stdout.fileno()):
-        return _answering(_pipe_streams(limit), answer_within_s)
+        return _answering(_pipe_streams(limit, divert), answer_within_s)
     return _answering(stdio_server(), answer_within_s)
 
 
@@ -71,7 +83,7 @@ def _pollable(descriptor: int) -> bool:
 
 
 @asynccontextmanager
-async def _pipe_streams(limit: int) -> AsyncIterator[tuple[LineReader, LineWriter]]:
+async def _pipe_streams(limit: int, divert: Divert | None) -> AsyncIterator[tuple[LineReader, LineWriter]]:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
     stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
@@ -80,9 +92,13 @@ async def _pipe_streams(limit: int) -> AsyncIterator[tuple[LineReader, LineWrite
     write_transport, write_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
     line_writer = LineWriter(writer)
+    if divert is not None:
+        divert.attach(line_writer)
     restore = _divert_standard_fds()
     try:
-        yield LineReader(reader, read_transport, answer=line_writer.send, limit=limit), line_writer
+        line_reader = LineReader(reader, read_transport, answer=line_writer.send, limit=limit)
+        line_reader.divert = divert
+        yield line_reader, line_writer
     finally:
         restore()
         read_transport.close()
@@ -143,15 +159,21 @@ class LineReader(ReceiveIteration):
         self._transport = transport
         self._answer = answer
         self._limit = limit  # the reader's own limit, which makes it raise LimitOverrunError
+        self.divert: Divert | None = None
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
-            line = await self._line()
+            try:
+                line = await self._line()
+            except anyio.EndOfStream:
+                if self.divert is not None:
+                    await self.divert.drained()
+                raise
             message: SessionMessage | None = None
             reply: SessionMessage | None
             if line is None:
                 reply = edge.oversize(self._limit)
-            elif not line.strip():
+            elif not line.strip() or (self.divert is not None and self.divert.take(line)):
                 continue
             else:
                 message, reply = edge.judge(line)
@@ -223,6 +245,18 @@ class LineWriter:
             WRITE_FAILED.set(True)
             raise anyio.BrokenResourceError from exc
 
+    def write_line(self, data: bytes) -> None:
+        """Queue one serialised message (no newline) for the pipe; `drain()` waits for room."""
+        if self._closed or self._writer.is_closing():
+            raise anyio.ClosedResourceError
+        self._writer.write(data + b"\n")
+
+    async def drain(self) -> None:
+        try:
+            await self._writer.drain()
+        except ConnectionError as exc:
+            raise anyio.BrokenResourceError from exc
+
     async def aclose(self) -> None:
         self._closed = True
 
@@ -235,51 +269,14 @@ class LineWriter:
         await self.aclose()
 
 
-class ProcessTransport:
-    """An MCP `Transport`: a downstream server process and its stdin/stdout pipes (POSIX)."""
+from colibri.pipes.process import ProcessTransport  # noqa: E402  (it builds on the classes above)
 
-    STOP_WAIT_S = 2.0
-
-    def __init__(self, params: StdioServerParameters) -> None:
-        self._params = params
-        self._process: asyncio.subprocess.Process | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return None if self._process is None else self._process.pid
-
-    async def __aenter__(self) -> tuple[LineReader, LineWriter]:
-        params = self._params
-        self._process = process = await asyncio.create_subprocess_exec(
-            params.command,
-            *params.args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env=get_default_environment() | (params.env or {}),
-            cwd=params.cwd,
-            start_new_session=True,
-            limit=LINE_LIMIT,
-        )
-        assert process.stdout is not None and process.stdin is not None
-        return LineReader(process.stdout), LineWriter(process.stdin)
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        process = self._process
-        if process is None:
-            return
-        with anyio.CancelScope(shield=True):
-            await self._stop(process)
-
-    async def _stop(self, process: asyncio.subprocess.Process) -> None:
-        """Close stdin and wait; then SIGTERM, then SIGKILL, to the whole process group."""
-        assert process.stdin is not None
-        process.stdin.close()
-        for signum in (None, signal.SIGTERM, signal.SIGKILL):
-            if signum is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signum)
-            with anyio.move_on_after(self.STOP_WAIT_S):
-                await process.wait()
-                return
+__all__ = [
+    "LINE_LIMIT",
+    "WRITE_FAILED",
+    "Divert",
+    "LineReader",
+    "LineWriter",
+    "ProcessTransport",
+    "stdio_streams",
+]

@@ -13,7 +13,7 @@ import anyio
 from mcp.server.lowlevel import Server
 from mcp.server.models import InitializationOptions
 
-from colibri.pipes import LINE_LIMIT, stdio_streams
+from colibri.pipes import LINE_LIMIT, Divert, stdio_streams
 from colibri.pipes.inflight import DEFAULT_LIMIT_S
 from colibri.serving.signals import Stop, leave, on_stop_signal
 
@@ -27,13 +27,15 @@ async def run_stdio(
     background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
     message_limit: int = LINE_LIMIT,
     answer_within_s: float = DEFAULT_LIMIT_S,
+    divert: Divert | None = None,
 ) -> None:
     """Serve until stdin reaches EOF. `background` work starts once the transport is up and is
     cancelled when it ends; `what` says in the log what a signal's stop does; `message_limit`
     caps one JSON-RPC line (COLIBRI_MAX_MESSAGE_BYTES); requests read before stdin's end are
-    answered first, each within `answer_within_s` (pipes/inflight.py)."""
+    answered first, each within `answer_within_s` (pipes/inflight.py); `divert` may take lines
+    before the SDK sees them (see pipes)."""
     async with (
-        stdio_streams(message_limit, answer_within_s) as (read_stream, write_stream),
+        stdio_streams(message_limit, answer_within_s, divert) as (read_stream, write_stream),
         anyio.create_task_group() as tasks,
     ):
         for work in background:

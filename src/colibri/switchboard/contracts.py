@@ -73,6 +73,10 @@ class DownstreamSession(Protocol):
         self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None = None
     ) -> types.CallToolResult: ...
 
+    async def call_raw(
+        self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None = None
+    ) -> dict[str, Any]: ...
+
     @property
     def capabilities(self) -> types.ServerCapabilities: ...
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
 from itertools import count
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -22,12 +22,13 @@ from mcp_types import INVALID_REQUEST
 from colibri.switchboard.catalog import Catalog
 from colibri.switchboard.checks import CheckKind, CheckRecord
 from colibri.switchboard.config import ServerSpec
-from colibri.switchboard.contracts import Caller, Connector, DownstreamSession, Hooks, ResultT
+from colibri.switchboard.contracts import Caller, Connector, DownstreamSession, Hooks, Progress, ResultT
 from colibri.switchboard.errors import ConnectFailed, ConnectionLost, DownstreamError, NotSent, PeerError
 from colibri.switchboard.probing import Counters, HealthChecking
 from colibri.switchboard.schedule import Timeline, restart_delay
 from colibri.switchboard.states import Clock, Evidence, HealthMachine, Signal, State, Ticket, Transition
 
+T = TypeVar("T")
 Notified = Callable[[str, types.ServerNotification], Awaitable[None]]
 
 log = logging.getLogger("colibri.switchboard")
@@ -75,6 +76,29 @@ class Downstream(HealthChecking):
         self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
     ) -> types.CallToolResult:
         """Send one routed call; its outcome is evidence about this server's health."""
+
+        def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[types.CallToolResult]:
+            return session.call_tool(tool, arguments, self.spec.timeout_for(tool), progress)
+
+        return await self._counted(ticket, tool, caller, send)
+
+    async def call_raw(
+        self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> dict[str, Any]:
+        """`call`, answered as the raw JSON result (the lean lane, see lanes.py)."""
+
+        def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[dict[str, Any]]:
+            return session.call_raw(tool, arguments, self.spec.timeout_for(tool), progress)
+
+        return await self._counted(ticket, tool, caller, send)
+
+    async def _counted(
+        self,
+        ticket: Ticket,
+        tool: str,
+        caller: Caller | None,
+        send: Callable[[DownstreamSession, Progress | None], Awaitable[T]],
+    ) -> T:
         session = self.session
         reported = False
         if caller is not None:
@@ -84,12 +108,7 @@ class Downstream(HealthChecking):
                 raise NotSent("not connected")
             self.counters.calls += 1
             try:
-                result = await session.call_tool(
-                    tool,
-                    arguments,
-                    self.spec.timeout_for(tool),
-                    None if caller is None else caller.progress,
-                )
+                result = await send(session, None if caller is None else caller.progress)
             except NotSent:
                 raise
             except PeerError as exc:

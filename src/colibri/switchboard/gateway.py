@@ -132,6 +132,10 @@ class Switchboard:
                 ordered[spec.name] = self.downstreams[spec.name]
                 continue
             downstream = Downstream(spec, self._connector, self._clock)
+            previous = self.downstreams.get(spec.name)
+            if previous is not None:
+                # A restarted server starts with no subscriptions; its clients still hold theirs.
+                downstream.subscriptions |= previous.subscriptions
             self._adopt(downstream)
             ordered[spec.name] = downstream
         # The router and the passthrough hold this very mapping: change it in place.
@@ -162,6 +166,17 @@ class Switchboard:
     async def call(
         self, name: str, arguments: dict[str, Any] | None, caller: Caller | None = None
     ) -> types.CallToolResult:
+        await self._until_started(name)
+        return await self.router.call(name, arguments, caller)
+
+    async def call_raw(
+        self, name: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> types.CallToolResult | dict[str, Any]:
+        """`call` for the lean lane: a downstream's result comes back as its raw JSON object."""
+        await self._until_started(name)
+        return await self.router.route(name, arguments, caller, raw=True)
+
+    async def _until_started(self, name: str) -> None:
         servers = self.router.servers_for(name)
         if not self._started.is_set() and any(
             self.downstreams[server].machine.state is State.STARTING for server in servers
@@ -169,7 +184,6 @@ class Switchboard:
             # Sent right after connecting, before its server's first verdict: wait for that verdict
             # (bounded, as tools/list does) rather than refuse a server that is merely starting.
             await self.started()
-        return await self.router.call(name, arguments, caller)
 
     def readiness(self) -> tuple[bool, dict[str, Any]]:
         """For /readyz: every enabled server has had its first verdict and at least one is routable."""

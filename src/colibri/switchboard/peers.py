@@ -59,15 +59,23 @@ class Peers:
 
     def subscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> bool:
         """Record the subscription; True when it is the first for `uri` (the downstream must be asked)."""
-        holders = self._subscribed.setdefault(uri, set())
-        first = not holders
-        holders.add(self.key(ctx))
-        return first
+        return self.hold(self.key(ctx), uri)
 
     def unsubscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> bool:
         """Drop the subscription; True when it was the last for `uri`."""
+        return self.release(self.key(ctx), uri)
+
+    def hold(self, holder: str, uri: str) -> bool:
+        """`holder` (a connection, or a 2026-era listen stream) wants `uri`; True when it is the first."""
+        holders = self._subscribed.setdefault(uri, set())
+        first = not holders
+        holders.add(holder)
+        return first
+
+    def release(self, holder: str, uri: str) -> bool:
+        """`holder` no longer wants `uri`; True when nobody does any more."""
         holders = self._subscribed.get(uri, set())
-        holders.discard(self.key(ctx))
+        holders.discard(holder)
         if holders:
             return False
         self._subscribed.pop(uri, None)

@@ -97,6 +97,18 @@ class Router:
         self, name: str, arguments: dict[str, Any] | None, caller: Caller | None = None
     ) -> types.CallToolResult:
         """Route one call. Raises `MCPError` only to pass a downstream's JSON-RPC error through."""
+        result = await self.route(name, arguments, caller, raw=False)
+        assert isinstance(result, types.CallToolResult)
+        return result
+
+    def leanable(self, name: str) -> bool:
+        """Whether a call to `name` is routed to downstreams (not answered by the switchboard itself)."""
+        return name != STATUS_TOOL and self._chain(name) is not None
+
+    async def route(
+        self, name: str, arguments: dict[str, Any] | None, caller: Caller | None, *, raw: bool
+    ) -> types.CallToolResult | dict[str, Any]:
+        """`call`; with `raw`, a downstream's result comes back as its JSON object, untouched."""
         if name == STATUS_TOOL:
             return envelopes.success(self._status())
         chain = self._chain(name)
@@ -118,8 +130,12 @@ class Router:
                 self._record(target.server, target.tool, "refused", 0.0)
                 continue
             started = time.perf_counter()
+            result: types.CallToolResult | dict[str, Any]
             try:
-                result = await downstream.call(ticket, target.tool, arguments, caller)
+                if raw:
+                    result = await downstream.call_raw(ticket, target.tool, arguments, caller)
+                else:
+                    result = await downstream.call(ticket, target.tool, arguments, caller)
             except PeerError as exc:
                 self._record(target.server, target.tool, "error", time.perf_counter() - started)
                 raise MCPError(exc.code, exc.rpc_message, exc.data) from None
@@ -133,7 +149,8 @@ class Router:
                 done = "retried, it is idempotent" if exc.sent else "it never reached the server"
                 reasons.append(_reason(target, f"{target} failed ({exc.message}); {done}"))
             else:
-                outcome = "tool_error" if result.is_error else "ok"
+                failed = result.get("isError") is True if isinstance(result, dict) else result.is_error
+                outcome = "tool_error" if failed else "ok"
                 self._record(target.server, target.tool, outcome, time.perf_counter() - started)
                 return result
         return envelopes.error(

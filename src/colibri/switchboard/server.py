@@ -12,19 +12,16 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
-    ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
-from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 
 from colibri import __version__
@@ -32,12 +29,13 @@ from colibri.serving.http import run_http, security_for, web_server
 from colibri.serving.signals import DRAIN_GRACE_S
 from colibri.serving.stdio import run_stdio
 from colibri.switchboard import envelopes, metrics, reload
-from colibri.switchboard.auth import TokensFile
 from colibri.switchboard.errors import HANDLER_ERROR, INVALID_PARAMS
+from colibri.switchboard.faces import auth_for, status_page
 from colibri.switchboard.gateway import Switchboard
+from colibri.switchboard.lean import ClientLane
+from colibri.switchboard.listening import listen_handler, publishing
 from colibri.switchboard.peers import CHANGED, Peers, SessionCaller
 from colibri.switchboard.serving import Serving
-from colibri.switchboard.status_page import status_routes
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -151,7 +149,7 @@ def build_server(board: Switchboard) -> Server[Any]:
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_subscriptions_listen=ListenHandler(bus),
+        on_subscriptions_listen=listen_handler(bus, peers, passthrough),
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
@@ -168,7 +166,7 @@ def build_server(board: Switchboard) -> Server[Any]:
     server.middleware = [remember_peer, _refuse_non_object_arguments]
     board.on_tools_changed(tools_changed)
     board.on_lists_changed(lists_changed)
-    board.notified = peers.downstream_notified
+    board.notified = publishing(bus, peers.downstream_notified)
     board.default_caller = peers.latest
     return server
 
@@ -241,14 +239,19 @@ async def serve_stdio(board: Switchboard, serving: Serving | None = None) -> Non
         answer_within_s = board.config.startup_wait_s + max(
             (spec.health.call_timeout_s for spec in board.config.servers), default=0.0
         )
-        await run_stdio(
-            server,
-            options,
-            drain=drain,
-            what="stopping the downstreams",
-            message_limit=serving.message_limit,
-            answer_within_s=answer_within_s + DRAIN_GRACE_S,
+        lane = ClientLane(
+            board, {"name": SERVER_NAME, "version": __version__}, answer_within_s + DRAIN_GRACE_S
         )
+        async with lane.running():
+            await run_stdio(
+                server,
+                options,
+                drain=drain,
+                what="stopping the downstreams",
+                message_limit=serving.message_limit,
+                answer_within_s=answer_within_s + DRAIN_GRACE_S,
+                divert=lane,
+            )
         log.info("stdin closed; stopping the downstreams")
         tasks.cancel_scope.cancel()
 
@@ -264,8 +267,8 @@ async def serve_http(board: Switchboard, options: Serving) -> None:
         transport_security=security_for(host),
         session_idle_timeout=limits.session_idle_s,
         max_sessions=limits.max_sessions,
-        custom_starlette_routes=[*metrics.routes(board), *_status_page(board, options)],
-        **_auth(options, host, port),
+        custom_starlette_routes=[*metrics.routes(board), *status_page(board, options)],
+        **auth_for(options, host, port),
     )
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
@@ -275,24 +278,3 @@ async def serve_http(board: Switchboard, options: Serving) -> None:
         await run_http(app, host, port, limits)
         log.info("HTTP server stopped; stopping the downstreams")
         tasks.cancel_scope.cancel()
-
-
-def _status_page(board: Switchboard, options: Serving) -> list[Any]:
-    """GET /status for people (SPEC §13), behind the same tokens as /mcp when there are any."""
-    if options.tokens is None:
-        return status_routes(board.status, None)
-    tokens_file = TokensFile(options.tokens)
-
-    async def known(token: str) -> bool:
-        return await tokens_file.verify_token(token) is not None
-
-    return status_routes(board.status, known)
-
-
-def _auth(options: Serving, host: str, port: int) -> dict[str, Any]:
-    """The SDK's bearer-token middleware over the tokens file; nothing when serving without tokens."""
-    if options.tokens is None:
-        return {}
-    shown = f"[{host}]" if ":" in host else host
-    settings = AuthSettings(issuer_url=AnyHttpUrl(f"http://{shown}:{port}"), resource_server_url=None)
-    return {"auth": settings, "token_verifier": TokensFile(options.tokens)}

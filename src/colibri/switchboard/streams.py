@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from colibri.pipes import ProcessTransport
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.lanes import DownstreamLane
 from colibri.switchboard.watched import WatchedReadStream
 
 # The SDK's own defaults for its HTTP client: a long read timeout, as a server may hold a stream open.
@@ -42,10 +43,14 @@ ATTEMPT: ContextVar[Attempt | None] = ContextVar("colibri_switchboard_attempt", 
 
 
 class WatchedTransport:
-    """The SDK transport for `spec`, with a read stream that reports its own end."""
+    """The SDK transport for `spec`, with a read stream that reports its own end.
+
+    A stdio downstream also gets a lean lane (`lane`, see lanes.py) beside the SDK on its pipes.
+    """
 
     def __init__(self, spec: ServerSpec, on_eof: Callable[[str], None]) -> None:
         self._on_eof = on_eof
+        self.lane: DownstreamLane | None = None
         if spec.url is not None and spec.sse:
             self._inner: AbstractAsyncContextManager[Any] = sse_client(spec.url, headers=dict(spec.headers))
             self._eof_reason = "the connection closed"
@@ -59,10 +64,19 @@ class WatchedTransport:
             )
             self._inner = ProcessTransport(params)
             self._eof_reason = "the process exited (its stdout closed)"
+            self.lane = DownstreamLane()
 
     async def __aenter__(self) -> tuple[WatchedReadStream, Any]:
         read_stream, write_stream = await self._inner.__aenter__()
-        return WatchedReadStream(read_stream, lambda: self._on_eof(self._eof_reason)), write_stream
+        if self.lane is not None:
+            self.lane.attach(write_stream)
+            read_stream.divert = self.lane
+        return WatchedReadStream(read_stream, self._ended), write_stream
+
+    def _ended(self) -> None:
+        if self.lane is not None:
+            self.lane.close(self._eof_reason)
+        self._on_eof(self._eof_reason)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -36,6 +36,7 @@ from colibri.switchboard.errors import (
     PeerError,
 )
 from colibri.switchboard.failures import describe_connect_error, describe_failure, first_line, leaves
+from colibri.switchboard.lanes import DownstreamLane
 from colibri.switchboard.streams import ATTEMPT, Attempt, WatchedTransport
 
 log = logging.getLogger("colibri.switchboard")
@@ -97,7 +98,7 @@ async def _connect(
                 scope.deadline = math.inf
                 if early:
                     on_eof(early[0])
-                yield SdkSession(client, closed)
+                yield SdkSession(client, closed, transport.lane)
         except Exception as exc:
             if not connected and mode == "legacy" and isinstance(next(leaves(exc), exc), MCPError):
                 raise _NoHandshake from exc
@@ -113,9 +114,10 @@ async def _connect(
 class SdkSession:
     """`DownstreamSession` over an entered `mcp.Client`."""
 
-    def __init__(self, client: Client, closed: anyio.Event) -> None:
+    def __init__(self, client: Client, closed: anyio.Event, lane: DownstreamLane | None = None) -> None:
         self._client = client
         self._closed = closed
+        self._lane = lane
 
     @property
     def server_name(self) -> str | None:
@@ -191,6 +193,36 @@ class SdkSession:
             meta = {key: value for key, value in result.meta.items() if key != SERVER_INFO_META}
             result = result.model_copy(update={"meta": meta or None})
         return result
+
+    async def call_raw(
+        self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """`call_tool`, answered as the raw JSON `result` object; over the lean lane when there is one."""
+        # The SDK's per-request stamp (protocol era, client info and capabilities in `_meta` on the
+        # 2026 era) keeps the lean request what the SDK itself would have sent.
+        stamp = getattr(self._client.session, "_stamp", None)
+        if self._lane is None or not callable(stamp):
+            result = await self.call_tool(name, arguments, timeout, on_progress)
+            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if self._closed.is_set():
+            raise NotSent("the connection is closed")
+        raw = await self._lane.call(name, arguments, timeout, on_progress, stamp)
+        try:
+            result = types.CallToolResult.model_validate(raw, by_name=False)
+            if not result.is_error:
+                await self._client.session.validate_tool_result(name, result)
+        except ValidationError as exc:
+            raise MalformedResult(f"the answer is not a valid result: {first_line(str(exc))}") from exc
+        except RuntimeError as exc:
+            raise MalformedResult(first_line(str(exc))) from exc
+        meta = raw.get("_meta")
+        if isinstance(meta, dict) and SERVER_INFO_META in meta:
+            # The 2026 era stamps the answering server's identity; the switchboard stamps its own.
+            rest = {key: value for key, value in meta.items() if key != SERVER_INFO_META}
+            raw = {key: value for key, value in raw.items() if key != "_meta"} | (
+                {"_meta": rest} if rest else {}
+            )
+        return raw
 
     @contextmanager
     def _converted(self, timeout: float) -> Iterator[anyio.CancelScope]:

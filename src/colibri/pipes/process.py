@@ -1,0 +1,65 @@
+"""A downstream server process (POSIX) and its stdin/stdout pipes, as an MCP transport."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from types import TracebackType
+
+import anyio
+from mcp import StdioServerParameters
+from mcp.client.stdio import get_default_environment
+
+from colibri.pipes import LINE_LIMIT, LineReader, LineWriter
+
+
+class ProcessTransport:
+    """An MCP `Transport`: a downstream server process and its stdin/stdout pipes (POSIX)."""
+
+    STOP_WAIT_S = 2.0
+
+    def __init__(self, params: StdioServerParameters) -> None:
+        self._params = params
+        self._process: asyncio.subprocess.Process | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    async def __aenter__(self) -> tuple[LineReader, LineWriter]:
+        params = self._params
+        self._process = process = await asyncio.create_subprocess_exec(
+            params.command,
+            *params.args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=get_default_environment() | (params.env or {}),
+            cwd=params.cwd,
+            start_new_session=True,
+            limit=LINE_LIMIT,
+        )
+        assert process.stdout is not None and process.stdin is not None
+        return LineReader(process.stdout), LineWriter(process.stdin)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        process = self._process
+        if process is None:
+            return
+        with anyio.CancelScope(shield=True):
+            await self._stop(process)
+
+    async def _stop(self, process: asyncio.subprocess.Process) -> None:
+        """Close stdin and wait; then SIGTERM, then SIGKILL, to the whole process group."""
+        assert process.stdin is not None
+        process.stdin.close()
+        for signum in (None, signal.SIGTERM, signal.SIGKILL):
+            if signum is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signum)
+            with anyio.move_on_after(self.STOP_WAIT_S):
+                await process.wait()
+                return
