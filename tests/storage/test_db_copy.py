@@ -110,14 +110,20 @@ def test_sqlite_to_postgres_to_sqlite_keeps_everything_and_verifies(
     )
     assert checked.returncode == 0 and "VALID" in checked.stdout, checked.stdout + checked.stderr
 
-    # The original key's checkpoint checks against the copy that came back (signature, root,
-    # consistency). The log commands read a SQLite file only, so the PostgreSQL copy is checked
-    # through its stored checkpoint below, which must be the same signed note.
-    proved = colibri(
-        "verify", "--db", str(back), "--checkpoint", str(note), "--key", verifier_key, env=clean_env(tmp_path)
-    )
-    assert proved.returncode == 0, proved.stdout + proved.stderr
-    assert "signature valid" in proved.stdout and "VALID" in proved.stdout
+    # The original key's checkpoint checks against both copies (signature, root, consistency).
+    for store in (["--db-url", url], ["--db", str(back)]):
+        proved = colibri(
+            "verify", *store, "--checkpoint", str(note), "--key", verifier_key, env=clean_env(tmp_path)
+        )
+        assert proved.returncode == 0, proved.stdout + proved.stderr
+        assert "signature valid" in proved.stdout and "VALID" in proved.stdout
+    # ...and the log commands read either store alike.
+    listed = [
+        colibri("log", "entries", *store, env=clean_env(tmp_path))
+        for store in (["--db-url", url], ["--db", str(back)])
+    ]
+    assert all(done.returncode == 0 for done in listed), [done.stderr for done in listed]
+    assert listed[0].stdout == listed[1].stdout and len(listed[0].stdout.splitlines()) > 10_000
     for target in (url, str(back)):
         db = open_database(target, readonly=True)
         try:

@@ -20,6 +20,7 @@ from colibri.serving.exits import EXIT_USAGE
 
 COMMANDS = frozenset({"key", "checkpoint", "log", "prove"})
 _DB_HELP = "database file (default: COLIBRI_DB_PATH or data/colibri.db)"
+_URL_HELP = "a PostgreSQL store, postgresql://... (default: COLIBRI_DB_URL when --db is not given)"
 
 
 def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
@@ -44,6 +45,7 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
         "database), store it, and export it to COLIBRI_CHECKPOINT_EXPORT when set.",
     )
     checkpoint.add_argument("--db", metavar="PATH", help=_DB_HELP)
+    checkpoint.add_argument("--db-url", metavar="URL", help=_URL_HELP)
 
     log = commands.add_parser("log", help="read the verifiable log", description="Read the verifiable log.")
     log_commands = log.add_subparsers(dest="log_command", metavar="ACTION", required=True)
@@ -56,6 +58,7 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     entries.add_argument("--from", dest="first", type=int, metavar="I", help="first index (default 0)")
     entries.add_argument("--to", dest="last", type=int, metavar="J", help="last index (default: the last)")
     entries.add_argument("--db", metavar="PATH", help=_DB_HELP)
+    entries.add_argument("--db-url", metavar="URL", help=_URL_HELP)
 
     prove = commands.add_parser("prove", help="print an RFC 9162 proof", description="RFC 9162 proofs.")
     prove_commands = prove.add_subparsers(dest="prove_command", metavar="KIND", required=True)
@@ -68,6 +71,7 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     inclusion.add_argument("index", type=int, metavar="INDEX")
     inclusion.add_argument("--size", type=int, metavar="N", help="tree size (default: the log's size)")
     inclusion.add_argument("--db", metavar="PATH", help=_DB_HELP)
+    inclusion.add_argument("--db-url", metavar="URL", help=_URL_HELP)
     consistency = prove_commands.add_parser(
         "consistency",
         help="prove the tree of NEW entries extends the tree of OLD entries",
@@ -77,6 +81,7 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     consistency.add_argument("old", type=int, metavar="OLD")
     consistency.add_argument("new", type=int, metavar="NEW")
     consistency.add_argument("--db", metavar="PATH", help=_DB_HELP)
+    consistency.add_argument("--db-url", metavar="URL", help=_URL_HELP)
 
     verify.add_argument(
         "--checkpoint",
@@ -88,11 +93,21 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     )
 
 
+def _store(args: argparse.Namespace, config: Config) -> Path | str:
+    """--db-url, else --db, else COLIBRI_DB_URL, else COLIBRI_DB_PATH (as plain `verify` chooses)."""
+    url: str | None = getattr(args, "db_url", None)
+    if url is not None:
+        return url
+    if getattr(args, "db", None):
+        return Path(args.db)
+    return config.db_url or config.db_path
+
+
 def run(args: argparse.Namespace, config: Config) -> int | None:
     """Run a log command; None when `args` is not one (plain `verify` stays cli/__init__.py's)."""
     from colibri.cli import log_commands as commands
 
-    db = Path(args.db) if getattr(args, "db", None) else config.db_path
+    db = _store(args, config)
     if args.command == "key":
         return commands.key_generate(args.name, args.out)
     if args.command == "checkpoint":

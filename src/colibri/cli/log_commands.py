@@ -40,13 +40,18 @@ def key_generate(name: str, out: str) -> int:
     return EXIT_OK
 
 
-def checkpoint(db_path: Path, signing_key: Path | None, origin: str | None, export: Path | None) -> int:
+def checkpoint(db_path: Path | str, signing_key: Path | None, origin: str | None, export: Path | None) -> int:
     """Print the latest checkpoint, making (and storing, exporting) one first if the log grew."""
     try:
         with _database(db_path, readonly=False) as db, db.atomic() as conn:
             latest = store.latest_checkpoint(conn)
             if latest is None or latest.size != tree.size(conn):
-                key = signing_key or default_key_path(db_path)
+                key = signing_key or (default_key_path(db_path) if isinstance(db_path, Path) else None)
+                if key is None:
+                    raise _Unusable(
+                        "the log grew and no signing key is named; set COLIBRI_SIGNING_KEY to the signer key "
+                        "file the servers use"
+                    )
                 if not key.is_file():
                     raise _Unusable(
                         f"the log grew and no signing key was found at {key}; set COLIBRI_SIGNING_KEY to the "
@@ -59,7 +64,7 @@ def checkpoint(db_path: Path, signing_key: Path | None, origin: str | None, expo
     return EXIT_OK
 
 
-def log_entries(db_path: Path, first: int | None, last: int | None) -> int:
+def log_entries(db_path: Path | str, first: int | None, last: int | None) -> int:
     """Print entry hashes first..last (inclusive), one lowercase hex hash a line."""
     try:
         with _database(db_path) as db, db.snapshot() as conn:
@@ -74,7 +79,7 @@ def log_entries(db_path: Path, first: int | None, last: int | None) -> int:
     return EXIT_OK
 
 
-def prove_inclusion(db_path: Path, index: int, size: int | None) -> int:
+def prove_inclusion(db_path: Path | str, index: int, size: int | None) -> int:
     try:
         with _database(db_path) as db, db.snapshot() as conn:
             current = tree.size(conn)
@@ -96,7 +101,7 @@ def prove_inclusion(db_path: Path, index: int, size: int | None) -> int:
     return EXIT_OK
 
 
-def prove_consistency(db_path: Path, old: int, new: int) -> int:
+def prove_consistency(db_path: Path | str, old: int, new: int) -> int:
     try:
         with _database(db_path) as db, db.snapshot() as conn:
             current = tree.size(conn)
@@ -109,7 +114,7 @@ def prove_consistency(db_path: Path, old: int, new: int) -> int:
     return EXIT_OK
 
 
-def verify_checkpoint(db_path: Path, checkpoint_file: str, key: str, origin: str | None) -> int:
+def verify_checkpoint(db_path: Path | str, checkpoint_file: str, key: str, origin: str | None) -> int:
     """`colibri verify --checkpoint FILE --key VERIFIER_KEY`."""
     started = time.perf_counter()
     try:
@@ -132,11 +137,13 @@ def verify_checkpoint(db_path: Path, checkpoint_file: str, key: str, origin: str
     return EXIT_OK if report.valid else EXIT_FAILED
 
 
-def _print_report(db_path: Path, checkpoint_file: str, report: CheckpointReport, seconds: float) -> None:
+def _print_report(
+    db_path: Path | str, checkpoint_file: str, report: CheckpointReport, seconds: float
+) -> None:
     cp = report.checkpoint
     rate = f", {report.log_size / seconds:,.0f} entries/s" if seconds > 0 and report.log_size else ""
     lines = [
-        f"database:         {db_path} (opened read-only)",
+        f"database:         {db_path if isinstance(db_path, Path) else _shown(db_path)} (opened read-only)",
         f"checkpoint:       {checkpoint_file}: {cp.origin}, size {cp.size}, root {cp.root.hex()}"
         " (signature valid)",
         f"log entries:      {report.log_size:,} checked in {seconds:.2f} s{rate}",
@@ -168,11 +175,12 @@ def _verifier(key: str) -> Verifier:
 
 
 @contextmanager
-def _database(path: Path, *, readonly: bool = True) -> Iterator[Database]:
-    if not path.is_file():
+def _database(target: Path | str, *, readonly: bool = True) -> Iterator[Database]:
+    path = target if isinstance(target, Path) else _shown(target)
+    if isinstance(target, Path) and not target.is_file():
         raise _Unusable(f"database file {path} does not exist; pass the database with --db PATH")
     try:
-        db = open_database(path, readonly=readonly)
+        db = open_database(target, readonly=readonly)
     except StorageError as exc:
         raise _Unusable(str(exc)) from exc
     try:
@@ -186,6 +194,13 @@ def _database(path: Path, *, readonly: bool = True) -> Iterator[Database]:
         raise _Unusable(f"cannot read {path}: {exc}") from exc
     finally:
         db.close()
+
+
+def _shown(url: str) -> str:
+    """A PostgreSQL URL without its password (the driver is loaded only when a URL is used)."""
+    from colibri.storage.postgres.database import redact
+
+    return redact(url)
 
 
 def _usage(command: str, message: str) -> int:

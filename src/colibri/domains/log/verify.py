@@ -70,7 +70,9 @@ def verify_against(
         stored = _stored_signed(conn, verifier, checkpoint.origin)
         sizes = frozenset({checkpoint.size, *stored})
         size = tree.size(conn)
-        fast = fastcheck.check(db.path, conn, size, sizes, pool=pool)
+        # The parallel pass reads SQLite files by path; another store is checked over its connection.
+        on_file = db.dialect.name == "sqlite"
+        fast = fastcheck.check(db.path, conn, size, sizes, parallel=on_file, pool=pool if on_file else None)
         report.log_size = size
         if fast.ok:
             _check_prefix(conn, report, size, fast.roots, None, stored)
