@@ -37,7 +37,7 @@ from colibri.tools.catalog import MIGRATIONS
 
 ENTRIES = 1_000_000
 STDIO_CALLS = 1_000
-ROUNDS = 3
+ROUNDS = 5
 SAMPLES = 2_000
 _BATCH = 50_000
 
