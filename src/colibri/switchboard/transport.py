@@ -100,6 +100,9 @@ async def _connect(
                     on_eof(early[0])
                 yield SdkSession(client, closed, transport.lane)
         except Exception as exc:
+            if not connected and scope.cancel_called:
+                # Our deadline, whatever the SDK made of the cancellation: never a cue to retry.
+                raise ConnectFailed(f"no handshake within {connect_timeout:g} s") from exc
             if not connected and mode == "legacy" and isinstance(next(leaves(exc), exc), MCPError):
                 raise _NoHandshake from exc
             if not connected:
