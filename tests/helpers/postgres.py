@@ -17,8 +17,9 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
-import pytest
+from tests.helpers import missing_part
 
 PG_BIN = Path(os.environ.get("COLIBRI_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 TEMPLATE = "colibri_template"
@@ -47,11 +48,8 @@ class PostgresServer:
         return self.url(name)
 
 
-def unavailable(reason: str) -> None:
-    """Fail under CI (the PostgreSQL half must run there), skip with the reason elsewhere."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"PostgreSQL tests cannot run under CI: {reason}", pytrace=False)
-    pytest.skip(f"PostgreSQL tests skipped: {reason}")
+def unavailable(reason: str) -> NoReturn:
+    missing_part(f"PostgreSQL tests cannot run: {reason}")
 
 
 def _as_postgres(args: list[str]) -> list[str]:

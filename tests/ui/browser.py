@@ -6,7 +6,6 @@ reason. The browser is never downloaded: Playwright drives the system's /usr/bin
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -16,8 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests.helpers import missing_part
 from tests.http.helpers import free_port, get
 
 CHROMIUM = "/usr/bin/chromium"
@@ -34,9 +32,7 @@ def require_browser() -> None:
         missing.append("the playwright package (pip install -e '.[dev]')")
     if missing:
         message = "browser tests need " + " and ".join(missing)
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing_part(message)
 
 
 @contextmanager
