@@ -12,7 +12,8 @@ switchboard use this instead:
   pipes, with the shutdown the MCP spec describes: close its stdin, then terminate and kill its group.
 
 A `Divert` may take lines before they are parsed for the SDK (the switchboard's lean lane for
-tools/call): it sees the raw bytes and writes its answers as raw lines through the same writer.
+tools/call): it sees the raw bytes as they arrive (diverting.py) and writes its answers as raw lines
+through the same writer.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Self
 
 import anyio
 import mcp_types as types
@@ -34,6 +35,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from colibri.pipes import edge
+from colibri.pipes.diverting import Divert, DivertingReader
 from colibri.pipes.inflight import DEFAULT_LIMIT_S, answer_before_eof
 
 LINE_LIMIT = 64 * 1024 * 1024  # the default of COLIBRI_MAX_MESSAGE_BYTES
@@ -43,19 +45,6 @@ log = logging.getLogger("colibri.pipes")
 # Set in the sending task when a message could not be written: the peer never got that request.
 # The SDK reports a failed write and a connection lost mid-call alike; this tells them apart.
 WRITE_FAILED: ContextVar[bool] = ContextVar("colibri_switchboard_write_failed", default=False)
-
-
-class Divert(Protocol):
-    """Takes some raw lines off a `LineReader` before the SDK sees them."""
-
-    def attach(self, writer: LineWriter) -> None:
-        """Where this divert's answers go (the same pipe the SDK writes to)."""
-
-    def take(self, line: bytes) -> bool:
-        """Whether `line` was taken (then the SDK never sees it)."""
-
-    async def drained(self) -> None:
-        """Return once every request taken has been answered (called at the end of input)."""
 
 
 def stdio_streams(
@@ -85,7 +74,8 @@ def _pollable(descriptor: int) -> bool:
 @asynccontextmanager
 async def _pipe_streams(limit: int, divert: Divert | None) -> AsyncIterator[tuple[LineReader, LineWriter]]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=limit)
+    reader = DivertingReader(limit)
+    reader.divert = divert  # before the pipe is open: the divert sees every line, the first included
     stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
     stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
@@ -159,21 +149,32 @@ class LineReader(ReceiveIteration):
         self._transport = transport
         self._answer = answer
         self._limit = limit  # the reader's own limit, which makes it raise LimitOverrunError
-        self.divert: Divert | None = None
+        self._divert: Divert | None = None
+
+    @property
+    def divert(self) -> Divert | None:
+        return self._divert
+
+    @divert.setter
+    def divert(self, divert: Divert | None) -> None:
+        """Let `divert` take lines as they arrive; it needs a `DivertingReader` under this reader."""
+        if not isinstance(self._reader, DivertingReader):
+            raise TypeError("a divert needs a LineReader over a DivertingReader")
+        self._divert = self._reader.divert = divert
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
             try:
                 line = await self._line()
             except anyio.EndOfStream:
-                if self.divert is not None:
-                    await self.divert.drained()
+                if self._divert is not None:
+                    await self._divert.drained()
                 raise
             message: SessionMessage | None = None
             reply: SessionMessage | None
             if line is None:
                 reply = edge.oversize(self._limit)
-            elif not line.strip() or (self.divert is not None and self.divert.take(line)):
+            elif not line.strip():
                 continue
             else:
                 message, reply = edge.judge(line)
@@ -275,6 +276,7 @@ __all__ = [
     "LINE_LIMIT",
     "WRITE_FAILED",
     "Divert",
+    "DivertingReader",
     "LineReader",
     "LineWriter",
     "ProcessTransport",

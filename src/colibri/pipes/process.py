@@ -12,7 +12,7 @@ import anyio
 from mcp import StdioServerParameters
 from mcp.client.stdio import get_default_environment
 
-from colibri.pipes import LINE_LIMIT, LineReader, LineWriter
+from colibri.pipes import LINE_LIMIT, DivertingReader, LineReader, LineWriter
 
 
 class ProcessTransport:
@@ -23,6 +23,7 @@ class ProcessTransport:
     def __init__(self, params: StdioServerParameters) -> None:
         self._params = params
         self._process: asyncio.subprocess.Process | None = None
+        self._stdout: asyncio.ReadTransport | None = None
 
     @property
     def pid(self) -> int | None:
@@ -30,18 +31,30 @@ class ProcessTransport:
 
     async def __aenter__(self) -> tuple[LineReader, LineWriter]:
         params = self._params
-        self._process = process = await asyncio.create_subprocess_exec(
-            params.command,
-            *params.args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env=get_default_environment() | (params.env or {}),
-            cwd=params.cwd,
-            start_new_session=True,
-            limit=LINE_LIMIT,
-        )
-        assert process.stdout is not None and process.stdin is not None
-        return LineReader(process.stdout), LineWriter(process.stdin)
+        # The server's stdout is a pipe of our own, read by a `DivertingReader` (a divert may take
+        # its lines as they arrive); asyncio's own stdout reader could not be one.
+        read_fd, write_fd = os.pipe()
+        try:
+            self._process = process = await asyncio.create_subprocess_exec(
+                params.command,
+                *params.args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=write_fd,
+                env=get_default_environment() | (params.env or {}),
+                cwd=params.cwd,
+                start_new_session=True,
+            )
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        reader = DivertingReader(LINE_LIMIT)
+        stdout = os.fdopen(read_fd, "rb", buffering=0)
+        loop = asyncio.get_running_loop()
+        self._stdout, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdout)
+        assert process.stdin is not None
+        return LineReader(reader, self._stdout), LineWriter(process.stdin)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -51,6 +64,8 @@ class ProcessTransport:
             return
         with anyio.CancelScope(shield=True):
             await self._stop(process)
+        if self._stdout is not None:
+            self._stdout.close()
 
     async def _stop(self, process: asyncio.subprocess.Process) -> None:
         """Close stdin and wait; then SIGTERM, then SIGKILL, to the whole process group."""

@@ -92,7 +92,9 @@ class ClientLane:
             await self._idle.wait()
 
     def take(self, line: bytes) -> bool:
-        if not self._running or self._writer is None or not any(mark in line for mark in _MARKS):
+        # Lines arrive here from the moment the pipe is open: the handshake may come before
+        # `running()` or `attach()`, and is noted all the same.
+        if not any(mark in line for mark in _MARKS):
             return False
         if b"\\u" in line and _SURROGATE.search(line):
             return False
@@ -106,7 +108,7 @@ class ClientLane:
         if method == "initialize":
             self._initialized = True
             return False
-        if not isinstance(params, dict):
+        if not self._running or self._writer is None or not isinstance(params, dict):
             return False
         if method == "notifications/cancelled" and "id" not in message:
             return self._cancel(params.get("requestId"))
