@@ -55,6 +55,16 @@ class DivertingReader(asyncio.StreamReader):
             self._passing = not data.endswith(b"\n") if data else self._passing
             super().feed_data(data)
             return
+        if (
+            not self._held
+            and not self._passing
+            and data.endswith(b"\n")
+            and data.find(b"\n") == len(data) - 1
+        ):
+            # The usual read: exactly one whole line (a request, an answer), judged without a copy.
+            if len(data) - 1 > self._line_limit or self.divert is None or not self.divert.take(data):
+                super().feed_data(data)
+            return
         self._held += data
         start = 0
         if self._passing:

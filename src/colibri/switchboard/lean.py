@@ -42,7 +42,7 @@ log = logging.getLogger("colibri.switchboard")
 
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 # Only lines naming one of these can be ours; the rest go to the SDK without being parsed twice.
-_MARKS = (b'"tools/call"', b'"notifications/cancelled"', b'"initialize"')
+_CALL, _CANCELLED, _INITIALIZE = b'"tools/call"', b'"notifications/cancelled"', b'"initialize"'
 # A UTF-16 surrogate escape: the SDK answers a lone one with -32602, so such lines stay with it.
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
@@ -94,7 +94,7 @@ class ClientLane:
     def take(self, line: bytes) -> bool:
         # Lines arrive here from the moment the pipe is open: the handshake may come before
         # `running()` or `attach()`, and is noted all the same.
-        if not any(mark in line for mark in _MARKS):
+        if _CALL not in line and _CANCELLED not in line and _INITIALIZE not in line:
             return False
         if b"\\u" in line and _SURROGATE.search(line):
             return False
