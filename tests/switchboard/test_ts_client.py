@@ -6,8 +6,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.switchboard.everything import TS_CLIENT, everything_entry, node
-from tests.switchboard.helpers import switchboard_command, switchboard_env, write_config
+from tests.switchboard.everything import NPM_FOLDER, TS_CLIENT, everything_entry, node
+from tests.switchboard.helpers import Downstreams, switchboard_command, switchboard_env, write_config
+
+TS_CALL = NPM_FOLDER / "ts_call.mjs"
 
 
 def test_the_typescript_client_gets_the_whole_protocol_through(tmp_path: Path) -> None:
@@ -35,3 +37,23 @@ def test_the_typescript_client_gets_the_whole_protocol_through(tmp_path: Path) -
     assert "sampled by the TypeScript client" in seen["sampling"]
     assert seen["logs"] >= 1
     assert seen["updated"] and set(seen["updated"]) == {"demo://resource/static/document/architecture.md"}
+
+
+def test_the_typescript_clients_calls_take_the_lean_lane(tmp_path: Path) -> None:
+    """The fault server reports the request id it saw: "sb-N" is the lean lane's, an integer the SDK's."""
+    config = write_config(tmp_path, {"f": Downstreams(tmp_path).fault("f")}, health={"readiness_s": 60})
+    calls = [["f.info", {}], ["f.work", {"value": 3}], ["f.nope", {}]]
+    finished = subprocess.run(
+        [node(), str(TS_CALL), json.dumps(calls), *switchboard_command(config)],
+        env=switchboard_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    info, work, unknown = (json.loads(line) for line in finished.stdout.strip().splitlines()[-3:])
+    assert info["structuredContent"]["request_id"].startswith("sb-"), info
+    assert work["structuredContent"] == {"echo": {"value": 3}, "server": "f", "call": 1}
+    # An unknown tool is the switchboard's own envelope, which the TypeScript client reads as is.
+    assert unknown["isError"] is True and unknown["structuredContent"]["error"]["code"] == "UNKNOWN_TOOL"
