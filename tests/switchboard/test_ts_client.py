@@ -12,10 +12,10 @@ from tests.switchboard.helpers import Downstreams, switchboard_command, switchbo
 TS_CALL = NPM_FOLDER / "ts_call.mjs"
 
 
-def test_the_typescript_client_gets_the_whole_protocol_through(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"everything": everything_entry()}, health={"readiness_s": 60})
+def run_node(script: Path, config: Path, *args: str) -> list[str]:
+    """The lines a TypeScript client script printed, driving a switchboard on `config`."""
     finished = subprocess.run(
-        [node(), str(TS_CLIENT), *switchboard_command(config)],
+        [node(), str(script), *args, *switchboard_command(config)],
         env=switchboard_env(),
         capture_output=True,
         text=True,
@@ -23,7 +23,12 @@ def test_the_typescript_client_gets_the_whole_protocol_through(tmp_path: Path) -
         check=False,
     )
     assert finished.returncode == 0, finished.stderr
-    seen = json.loads(finished.stdout.strip().splitlines()[-1])
+    return finished.stdout.strip().splitlines()
+
+
+def test_the_typescript_client_gets_the_whole_protocol_through(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"everything": everything_entry()}, health={"readiness_s": 60})
+    seen = json.loads(run_node(TS_CLIENT, config)[-1])
     assert "demo://resource/static/document/architecture.md" in seen["resources"]
     assert "demo://resource/dynamic/text/{resourceId}" in seen["templates"]
     assert seen["read"] == "demo://resource/static/document/architecture.md"
@@ -43,16 +48,7 @@ def test_the_typescript_clients_calls_take_the_lean_lane(tmp_path: Path) -> None
     """The fault server reports the request id it saw: "sb-N" is the lean lane's, an integer the SDK's."""
     config = write_config(tmp_path, {"f": Downstreams(tmp_path).fault("f")}, health={"readiness_s": 60})
     calls = [["f.info", {}], ["f.work", {"value": 3}], ["f.nope", {}]]
-    finished = subprocess.run(
-        [node(), str(TS_CALL), json.dumps(calls), *switchboard_command(config)],
-        env=switchboard_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert finished.returncode == 0, finished.stderr
-    info, work, unknown = (json.loads(line) for line in finished.stdout.strip().splitlines()[-3:])
+    info, work, unknown = (json.loads(line) for line in run_node(TS_CALL, config, json.dumps(calls))[-3:])
     assert info["structuredContent"]["request_id"].startswith("sb-"), info
     assert work["structuredContent"] == {"echo": {"value": 3}, "server": "f", "call": 1}
     # An unknown tool is the switchboard's own envelope, which the TypeScript client reads as is.
