@@ -17,6 +17,7 @@ from colibri.cli import log as log_cli
 from colibri.cli import tokens as tokens_cli
 from colibri.cli import ui as ui_cli
 from colibri.cli.db_command import add_db_command
+from colibri.cli.http_address import http_address
 from colibri.runtime.config import Config, ConfigError, signing_key_problem
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -204,21 +205,11 @@ def _serve_http(config: Config, args: argparse.Namespace) -> int:
     from colibri.runtime.app import App
     from colibri.runtime.http import HttpOptions, serve_http
     from colibri.serving import logs
-    from colibri.serving.address import parse_address
-    from colibri.serving.http import is_loopback
 
-    try:
-        host, port = parse_address(args.http)
-    except ValueError as exc:
-        print(f"colibri serve: {exc}", file=sys.stderr)
+    address = http_address("serve", args, "call every tool; create a token with `colibri token create`")
+    if address is None:
         return EXIT_USAGE
-    if args.no_auth and not is_loopback(host):
-        print(
-            f"colibri serve: --no-auth is refused for {host}, which is not a loopback address: anyone "
-            "who can reach it could call every tool; create a token with `colibri token create`",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+    host, port = address
     logs.configure(config.log_level)
     from colibri.domains.log.note import Verifier
     from colibri.ui.checkpoints import verifier_for

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from colibri.cli.http_address import http_address
 from colibri.runtime.config import Config
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -26,22 +27,12 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
 
     from colibri.core.errors import StorageError
     from colibri.serving import logs
-    from colibri.serving.address import parse_address
-    from colibri.serving.http import is_loopback
     from colibri.ui.serve import serve_ui
 
-    try:
-        host, port = parse_address(args.http)
-    except ValueError as exc:
-        print(f"colibri ui: {exc}", file=sys.stderr)
+    address = http_address("ui", args, "read the board, the trail and the audit; use a token")
+    if address is None:
         return EXIT_USAGE
-    if args.no_auth and not is_loopback(host):
-        print(
-            f"colibri ui: --no-auth is refused for {host}, which is not a loopback address: anyone who "
-            "can reach it could read the board, the trail and the audit; use a token",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+    host, port = address
     logs.configure(config.log_level)
     try:
         anyio.run(
