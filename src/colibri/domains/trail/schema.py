@@ -45,31 +45,14 @@ MIGRATIONS: list[Migration] = [
     ),
 ]
 
-# The same tables on PostgreSQL. Its generated columns are STORED (PostgreSQL 15 has no VIRTUAL);
-# the value is the same, derived from the hash, and an UPDATE of the hash recomputes it.
+# The same tables on PostgreSQL: BIGINT seqs, and STORED generated columns (PostgreSQL 15 has no
+# VIRTUAL); the value is the same, derived from the hash, and an UPDATE of the hash recomputes it.
 POSTGRES_MIGRATIONS: list[Migration] = [
     Migration(
         "0004_thought_records",
-        (
-            """CREATE TABLE thought_records (
-                seq BIGINT PRIMARY KEY,
-                record_id TEXT GENERATED ALWAYS AS ('rec_' || substr(hash, 1, 24)) STORED,
-                session_id TEXT NOT NULL REFERENCES audit_sessions (session_id),
-                kind TEXT NOT NULL,
-                content TEXT NOT NULL,
-                task_id TEXT REFERENCES tasks (id),
-                agent_id TEXT,
-                created_at TEXT NOT NULL,
-                prev_hash TEXT NOT NULL,
-                hash TEXT NOT NULL
-            )""",
-            *MIGRATIONS[0].statements[1:4],
-            """CREATE TABLE trail_head (
-                id INTEGER PRIMARY KEY CHECK (id = 1),
-                seq BIGINT NOT NULL,
-                hash TEXT NOT NULL
-            )""",
-            MIGRATIONS[0].statements[5],
+        tuple(
+            statement.replace("seq INTEGER", "seq BIGINT").replace(") VIRTUAL", ") STORED")
+            for statement in MIGRATIONS[0].statements
         ),
     ),
 ]
