@@ -26,8 +26,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -37,6 +36,7 @@ from mcp.shared.message import SessionMessage
 from colibri.pipes import edge
 from colibri.pipes.diverting import Divert, DivertingReader
 from colibri.pipes.inflight import DEFAULT_LIMIT_S, answer_before_eof
+from colibri.pipes.streams_base import ClosedOnExit, ReceiveIteration
 
 LINE_LIMIT = 64 * 1024 * 1024  # the default of COLIBRI_MAX_MESSAGE_BYTES
 
@@ -113,23 +113,7 @@ def _divert_standard_fds() -> Callable[[], None]:
     return restore
 
 
-class ReceiveIteration:
-    """`async for` over a stream whose `receive()` raises `anyio.EndOfStream` at the end."""
-
-    async def receive(self) -> SessionMessage | Exception:
-        raise NotImplementedError
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-
-class LineReader(ReceiveIteration):
+class LineReader(ReceiveIteration, ClosedOnExit):
     """Reads one JSON-RPC message per line.
 
     Facing a client (`answer` given) it is the JSON-RPC edge: a malformed or oversize message is
@@ -218,16 +202,8 @@ class LineReader(ReceiveIteration):
         if self._transport is not None:
             self._transport.close()
 
-    async def __aenter__(self) -> LineReader:
-        return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class LineWriter:
+class LineWriter(ClosedOnExit):
     """Writes one JSON-RPC message per line, waiting only when the pipe pushes back."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
@@ -261,14 +237,6 @@ class LineWriter:
     async def aclose(self) -> None:
         self._closed = True
 
-    async def __aenter__(self) -> LineWriter:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
 
 from colibri.pipes.process import ProcessTransport  # noqa: E402  (it builds on the classes above)
 
@@ -280,5 +248,6 @@ __all__ = [
     "LineReader",
     "LineWriter",
     "ProcessTransport",
+    "ReceiveIteration",
     "stdio_streams",
 ]

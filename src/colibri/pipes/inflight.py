@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
+
+from colibri.pipes.streams_base import ClosedOnExit, ReceiveIteration
 
 log = logging.getLogger("colibri")
 
@@ -69,7 +70,7 @@ class InFlight:
             self._idle.set()
 
 
-class _Reader:
+class _Reader(ReceiveIteration, ClosedOnExit):
     """The read stream, holding its end back until every request read has been answered."""
 
     def __init__(self, inner: Any, inflight: InFlight, limit_s: float) -> None:
@@ -92,28 +93,11 @@ class _Reader:
             self._inflight.received(item.message)
         return item
 
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class _Writer:
+class _Writer(ClosedOnExit):
     """The write stream, noting each answer as written (or as lost, when the write fails)."""
 
     def __init__(self, inner: Any, inflight: InFlight) -> None:
@@ -129,14 +113,6 @@ class _Writer:
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 def answer_before_eof(
