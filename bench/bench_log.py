@@ -22,14 +22,22 @@ from pathlib import Path
 
 import anyio
 
-from bench.common import colibri_params, echo_params, in_process, line, percentile, rate, sequential_calls
+from bench.common import (
+    colibri_params,
+    echo_params,
+    in_process,
+    line,
+    percentile,
+    rate,
+    sequential_calls,
+    start_session,
+)
 from colibri.core.clock import utc_now
 from colibri.domains.log import notary as log_notary
 from colibri.domains.log import tree
 from colibri.domains.log.entries import action_entry
 from colibri.domains.log.notary import Notary
 from colibri.domains.log.note import Signer
-from colibri.domains.proofs import sessions
 from colibri.domains.trail.canonical import GENESIS_HASH, record_json
 from colibri.storage import SQLiteDatabase
 from colibri.storage.migrations import migrate
@@ -65,7 +73,7 @@ def stdio_ratio(workdir: Path) -> None:
         rounds = []
         for round_no in range(ROUNDS):
             db_path = workdir / f"stdio-{round_no}.db"
-            session = _start_session(db_path)
+            session = start_session(db_path)
             args = {"session_id": session, "kind": "decision", "content": "a sentence of twenty words " * 4}
             echo = rate(await sequential_calls(echo_params(), "echo", {"x": 1}, STDIO_CALLS))
             params = colibri_params(db_path, COLIBRI_SIGNING_KEY=str(_key_file(workdir)))
@@ -88,15 +96,6 @@ def _key_file(workdir: Path) -> Path:
     if not path.exists():
         path.write_text(Signer.generate("bench.example/colibri").key() + "\n")
     return path
-
-
-def _start_session(db_path: Path) -> str:
-    db = SQLiteDatabase.open(db_path)
-    try:
-        migrate(db, MIGRATIONS)
-        return sessions.start(db, None, "bench", "stdio benchmark").session_id
-    finally:
-        db.close()
 
 
 def build_log(path: Path, count: int) -> None:

@@ -21,7 +21,16 @@ from pathlib import Path
 
 import anyio
 
-from bench.common import colibri_params, echo_params, in_process, line, percentile, rate, sequential_calls
+from bench.common import (
+    colibri_params,
+    echo_params,
+    in_process,
+    line,
+    percentile,
+    rate,
+    sequential_calls,
+    start_session,
+)
 from colibri.core.clock import utc_now
 from colibri.domains.proofs import sessions
 from colibri.domains.trail.canonical import GENESIS_HASH, record_json
@@ -66,7 +75,7 @@ def stdio_ratio(workdir: Path) -> None:
         rounds = []
         for round_no in range(ROUNDS):
             db_path = workdir / f"stdio-{round_no}.db"
-            session = _start_session(db_path)
+            session = start_session(db_path)
             content = _sentence(random.Random(round_no), 20)
             args = {"session_id": session, "kind": "decision", "content": content, "agent_id": "bench"}
             echo = rate(await sequential_calls(echo_params(), "echo", {"x": 1}, STDIO_CALLS))
@@ -209,15 +218,6 @@ def _insert(conn: sqlite3.Connection, batch: list[tuple[object, ...]]) -> None:
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         batch,
     )
-
-
-def _start_session(db_path: Path) -> str:
-    db = SQLiteDatabase.open(db_path)
-    try:
-        migrate(db, MIGRATIONS)
-        return sessions.start(db, None, "bench", "stdio benchmark").session_id
-    finally:
-        db.close()
 
 
 def _sentence(rng: random.Random, words: int) -> str:

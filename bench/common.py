@@ -13,6 +13,11 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
+from colibri.domains.proofs import sessions
+from colibri.storage import SQLiteDatabase
+from colibri.storage.migrations import migrate
+from colibri.tools.catalog import MIGRATIONS
+
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 
 
@@ -59,6 +64,16 @@ async def sequential_calls(
             if result.is_error:
                 raise RuntimeError(f"{tool} failed during the benchmark: {result.content}")
     return samples
+
+
+def start_session(db_path: Path) -> str:
+    """A migrated database at `db_path` with one open session for stdio calls; its id."""
+    db = SQLiteDatabase.open(db_path)
+    try:
+        migrate(db, MIGRATIONS)
+        return sessions.start(db, None, "bench", "stdio benchmark").session_id
+    finally:
+        db.close()
 
 
 def rate(samples: list[float]) -> float:
