@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -61,12 +61,13 @@ async def _client(url: str, token: str | None) -> AsyncIterator[Client]:
         yield client
 
 
-async def calls_per_second(url: str, token: str | None, tool: str, clients: int) -> float:
-    """Total calls/s of `clients` concurrent clients, each calling `tool` for SECONDS."""
+async def calls_per_second(urls: Sequence[str], token: str | None, tool: str, clients: int) -> float:
+    """Total calls/s of `clients` concurrent clients, each calling `tool` for SECONDS; client i
+    calls urls[i mod len(urls)] (several URLs: replicas sharing one database)."""
     counts: list[int] = []
 
     async def one(index: int) -> None:
-        async with _client(url, token) as client:
+        async with _client(urls[index % len(urls)], token) as client:
             arguments: dict[str, Any] = {}
             if tool == "thought_record":
                 started = await client.call_tool("audit_session_start", {"agent_id": f"bench-{index}"})
@@ -123,10 +124,10 @@ async def run() -> None:
         _wait(colibri_port, colibri)
         echo_url, colibri_url = f"http://127.0.0.1:{echo_port}/mcp", f"http://127.0.0.1:{colibri_port}/mcp"
         for clients in CLIENT_COUNTS:
-            baseline = await calls_per_second(echo_url, None, "echo", clients)
+            baseline = await calls_per_second([echo_url], None, "echo", clients)
             line(f"bare SDK echo over HTTP, {clients} client(s)", baseline, "calls/s")
             for tool in ("server_ping", "thought_record"):
-                measured = await calls_per_second(colibri_url, token, tool, clients)
+                measured = await calls_per_second([colibri_url], token, tool, clients)
                 line(f"colibri {tool} over HTTP, {clients} client(s)", measured, "calls/s")
                 line(f"  ratio to the echo baseline ({tool}, {clients})", measured / baseline, "x", ">= 0.8")
     finally:

@@ -12,15 +12,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 from tests.helpers import postgres as pg
 from tests.helpers import signing_key
 
-from bench.bench_http import SECONDS, _client, _free_port, _wait
+from bench.bench_http import _free_port, _wait, calls_per_second
 from bench.bench_tasks import EDGES, TASKS, build_graph
 from bench.common import in_process, line, median, percentile
 from colibri.domains.tasks.next_actions import next_actions
@@ -30,35 +28,6 @@ from colibri.tools.catalog import MIGRATIONS
 
 CLIENTS = 8
 REPLICA_COUNTS = (1, 2, 4)
-
-
-async def spread_calls_per_second(urls: list[str], token: str, clients: int) -> float:
-    """Total thought_record calls/s of `clients` clients, client i on replica i mod len(urls)."""
-    counts: list[int] = []
-
-    async def one(index: int) -> None:
-        async with _client(urls[index % len(urls)], token) as client:
-            started = await client.call_tool("audit_session_start", {"agent_id": f"bench-{index}"})
-            session = (started.structured_content or {})["data"]["session_id"]
-            arguments: dict[str, Any] = {"session_id": session, "kind": "observation", "content": "x"}
-            for _ in range(20):  # warm-up
-                await client.call_tool("thought_record", arguments)
-            await start.wait()
-            done, deadline = 0, time.perf_counter() + SECONDS
-            while time.perf_counter() < deadline:
-                result = await client.call_tool("thought_record", arguments)
-                if result.is_error:
-                    raise RuntimeError(f"thought_record failed during the benchmark: {result.content}")
-                done += 1
-            counts.append(done)
-
-    start = anyio.Event()
-    async with anyio.create_task_group() as tasks:
-        for index in range(clients):
-            tasks.start_soon(one, index)
-        await anyio.sleep(2.0)
-        start.set()
-    return sum(counts) / SECONDS
 
 
 def _env(store: dict[str, str], key: Path) -> dict[str, str]:
@@ -89,7 +58,8 @@ async def _measure(env: dict[str, str], replicas: int) -> float:
     try:
         for port, process in zip(ports, processes, strict=True):
             _wait(port, process)
-        return await spread_calls_per_second([f"http://127.0.0.1:{p}/mcp" for p in ports], token, CLIENTS)
+        urls = [f"http://127.0.0.1:{p}/mcp" for p in ports]
+        return await calls_per_second(urls, token, "thought_record", CLIENTS)
     finally:
         for process in processes:
             process.terminate()
