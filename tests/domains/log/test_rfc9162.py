@@ -13,33 +13,10 @@ from hypothesis import strategies as st
 
 from colibri.domains.log import rfc9162
 from colibri.domains.proofs import merkle
+from tests.domains.ct_vectors import CT_LEAVES, CT_ROOTS
 
-# google/certificate-transparency, cpp/merkletree/merkle_tree_test.cc: the eight reference
-# leaves (kInputs), the roots over the first n of them (kSHA256Roots) and the consistency
-# proofs between snapshots (kSHA256Proofs: snapshot1, snapshot2, proof).
-CT_LEAVES = [
-    bytes.fromhex(h)
-    for h in (
-        "",
-        "00",
-        "10",
-        "2021",
-        "3031",
-        "40414243",
-        "5051525354555657",
-        "606162636465666768696a6b6c6d6e6f",
-    )
-]
-CT_ROOTS = {
-    1: "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
-    2: "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
-    3: "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
-    4: "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
-    5: "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
-    6: "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
-    7: "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
-    8: "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
-}
+# The consistency proofs between snapshots of CT_LEAVES from the same reference file
+# (kSHA256Proofs: snapshot1, snapshot2, proof).
 CT_CONSISTENCY = [
     (1, 1, []),
     (
@@ -115,7 +92,7 @@ def test_certificate_transparency_consistency_vectors(old: int, new: int, proof:
 
 
 def test_certificate_transparency_roots() -> None:
-    for size, root in CT_ROOTS.items():
+    for size, root in enumerate(CT_ROOTS[1:], start=1):
         assert rfc9162.range_hash(oracle(CT_LEAVES[:size]), 0, size).hex() == root
 
 
