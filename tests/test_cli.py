@@ -6,12 +6,13 @@ import json
 import socket
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from colibri.cli import build_parser
-from tests.helpers import clean_env
+from tests.helpers import clean_env, colibri
 from tests.helpers import postgres as pg
 
 COMMANDS = [
@@ -30,16 +31,7 @@ COMMANDS = [
 ]
 
 
-def _colibri(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "colibri", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+_colibri = partial(colibri, timeout=60)
 
 
 def test_every_command_is_registered_with_help() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, closing
@@ -38,6 +39,19 @@ def clean_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         # folder to keep one in); every process of the test shares this one, as replicas must.
         env["COLIBRI_SIGNING_KEY"] = str(signing_key(tmp_path))
     return env
+
+
+def colibri(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The `colibri` command as a subprocess, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "colibri", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def signing_key(folder: Path) -> Path:

@@ -14,10 +14,10 @@ from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
 from colibri.verifier.copy import TABLES, _digest, copy_store
 from colibri.verifier.online import verify_store
-from tests.domains.log.helpers import colibri, generate_key
+from tests.domains.log.helpers import generate_key
 from tests.domains.tasks.helpers import create
 from tests.domains.trail.helpers import build_chain, bulk_chain
-from tests.helpers import clean_env
+from tests.helpers import clean_env, colibri
 from tests.helpers import postgres as pg
 
 

@@ -1,22 +1,10 @@
-"""Helpers for the log's end-to-end tests: the `colibri` command as a subprocess, a signing key."""
+"""Helpers for the log's end-to-end tests: a signing key made by the `colibri` command."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-
-def colibri(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "colibri", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+from tests.helpers import colibri
 
 
 def generate_key(tmp_path: Path, env: dict[str, str], name: str = "example.com/colibri") -> tuple[Path, str]:

@@ -8,9 +8,8 @@ from pathlib import Path
 from colibri.storage import SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
-from tests.domains.log.helpers import colibri
 from tests.domains.trail.helpers import bulk_chain
-from tests.helpers import clean_env, query
+from tests.helpers import clean_env, colibri, query
 
 
 def test_an_older_database_is_adopted_once_and_verifies(tmp_path: Path) -> None:

@@ -18,9 +18,9 @@ from colibri.domains.log.appends import log_action, log_record
 from colibri.domains.proofs import sessions
 from colibri.domains.trail.canonical import record_hash
 from colibri.storage import SQLiteDatabase
-from tests.domains.log.helpers import colibri, generate_key
+from tests.domains.log.helpers import generate_key
 from tests.domains.trail.helpers import raw_connection
-from tests.helpers import call, clean_env, connect, ok_data
+from tests.helpers import call, clean_env, colibri, connect, ok_data
 
 _FIRST = re.compile(r"^first difference: entry index (\d+)$", re.MULTILINE)
 

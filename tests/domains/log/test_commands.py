@@ -15,9 +15,9 @@ from colibri.domains.proofs import merkle
 from colibri.storage import SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
-from tests.domains.log.helpers import colibri, generate_key
+from tests.domains.log.helpers import generate_key
 from tests.domains.trail.helpers import build_chain
-from tests.helpers import clean_env, query
+from tests.helpers import clean_env, colibri, query
 
 RECORDS = 37
 

@@ -14,8 +14,8 @@ import pytest
 
 from colibri.domains.log.checkpoint import open_checkpoint
 from colibri.domains.log.note import Verifier
-from tests.domains.log.helpers import colibri, generate_key
-from tests.helpers import call, clean_env, connect, ok_data, query
+from tests.domains.log.helpers import generate_key
+from tests.helpers import call, clean_env, colibri, connect, ok_data, query
 
 pytestmark = pytest.mark.anyio
 
