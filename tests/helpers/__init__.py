@@ -16,6 +16,20 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
+# An initialize request and the headers of a Streamable HTTP POST, for tests that post by hand
+# what the SDK client would send.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
 
 def missing_part(message: str) -> NoReturn:
     """A part a suite needs is missing: fail under CI, which must run every suite; skip elsewhere."""

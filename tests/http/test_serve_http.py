@@ -14,22 +14,10 @@ from mcp import Client
 from colibri.core.modes import Mode
 from colibri.domains.log.entries import stored_action_entry
 from colibri.tools.catalog import TOOLS, admitted_tools
-from tests.helpers import call, chain_error, connect, ok_data, query
+from tests.helpers import INITIALIZE, MCP_HEADERS, call, chain_error, connect, ok_data, query
 from tests.http.helpers import colibri, get, http_client, http_env, make_token, running
 
 pytestmark = pytest.mark.anyio
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 async def every_tool(client: Client, tag: str) -> dict[str, Any]:

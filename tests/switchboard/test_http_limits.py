@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from colibri.switchboard.auth import TokensFile
+from tests.helpers import INITIALIZE, MCP_HEADERS
 from tests.switchboard.helpers import (
     Downstreams,
     RawSwitchboard,
@@ -25,18 +26,6 @@ from tests.switchboard.helpers import (
     wait_for_port,
     write_config,
 )
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
 @contextmanager
@@ -58,7 +47,7 @@ def post(
     port: int, body: object, host: str | None = None, session: str | None = None, token: str | None = None
 ) -> http.client.HTTPResponse:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    headers = dict(HEADERS)
+    headers = dict(MCP_HEADERS)
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     if host is not None:
