@@ -10,9 +10,11 @@
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { resolver } from "../helpers/references.mjs";
 
 const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const saved = {};
+const resolve = resolver(saved);
 
 function envelopeOf(result) {
   if (result.structuredContent !== undefined) return result.structuredContent;
@@ -22,21 +24,6 @@ function envelopeOf(result) {
   } catch {
     return null;
   }
-}
-
-function resolve(value) {
-  if (typeof value === "string" && value.startsWith("$")) {
-    const [key, ...path] = value.slice(1).split(".");
-    let found = saved[key];
-    for (const part of path) found = found?.[part];
-    if (found === undefined) throw new Error(`unresolved reference ${value}`);
-    return found;
-  }
-  if (Array.isArray(value)) return value.map(resolve);
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, resolve(inner)]));
-  }
-  return value;
 }
 
 const transport = new StdioClientTransport({

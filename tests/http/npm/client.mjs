@@ -9,24 +9,11 @@
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { resolver } from "../../helpers/references.mjs";
 
 const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const saved = {};
-
-function resolve(value) {
-  if (typeof value === "string" && value.startsWith("$")) {
-    const [key, ...path] = value.slice(1).split(".");
-    let found = saved[key];
-    for (const part of path) found = found?.[part];
-    if (found === undefined) throw new Error(`unresolved reference ${value}`);
-    return found;
-  }
-  if (Array.isArray(value)) return value.map(resolve);
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, resolve(inner)]));
-  }
-  return value;
-}
+const resolve = resolver(saved);
 
 const headers = spec.token ? { Authorization: `Bearer ${spec.token}` } : {};
 const transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers } });
