@@ -228,6 +228,11 @@ class LineWriter(ClosedOnExit):
             raise anyio.ClosedResourceError
         self._writer.write(data + b"\n")
 
+    @property
+    def closing(self) -> bool:
+        """Whether the pipe is closed or closing (a write that failed closes it at once)."""
+        return self._closed or self._writer.is_closing()
+
     async def drain(self) -> None:
         try:
             await self._writer.drain()

@@ -15,9 +15,16 @@ from typing import Any, Protocol, TypeVar
 import mcp_types as types
 
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.errors import DownstreamError
 
 ResultT = TypeVar("ResultT", bound=types.Result)
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+# Progress told without a task: what it returns is awaited only when it is awaitable.
+Notify = Callable[[float, float | None, str | None], object]
+# Where a call's outcome goes: the downstream's raw result, or the error the call came to.
+Done = Callable[[dict[str, Any] | DownstreamError], None]
+# Gives up a call sent with a `Done` (the reason goes to the downstream); its `Done` is never called.
+Abandon = Callable[[str], None]
 
 
 class Relay(Protocol):
@@ -76,6 +83,14 @@ class DownstreamSession(Protocol):
     async def call_raw(
         self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None = None
     ) -> dict[str, Any]: ...
+
+    def send_raw(
+        self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Notify, done: Done
+    ) -> Abandon | None:
+        """`call_raw` without a task, when the connection can (else None, and nothing is sent).
+
+        The result handed to `done` is raw: checking it against the tool's schemas is the caller's.
+        """
 
     @property
     def capabilities(self) -> types.ServerCapabilities: ...

@@ -12,19 +12,28 @@ import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
 from itertools import count
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_REQUEST
 
+from colibri.switchboard.calls import Calling
 from colibri.switchboard.catalog import Catalog
 from colibri.switchboard.checks import CheckKind, CheckRecord
 from colibri.switchboard.config import ServerSpec
-from colibri.switchboard.contracts import Caller, Connector, DownstreamSession, Hooks, Progress, ResultT
-from colibri.switchboard.errors import ConnectFailed, ConnectionLost, DownstreamError, NotSent, PeerError
-from colibri.switchboard.probing import Counters, HealthChecking
+from colibri.switchboard.contracts import (
+    Caller,
+    Connector,
+    DownstreamSession,
+    Hooks,
+)
+from colibri.switchboard.errors import (
+    ConnectFailed,
+    ConnectionLost,
+    DownstreamError,
+)
+from colibri.switchboard.probing import Counters
+from colibri.switchboard.results import OutputSchemas
 from colibri.switchboard.schedule import Timeline, restart_delay
 from colibri.switchboard.states import Clock, Evidence, HealthMachine, Signal, State, Ticket, Transition
 
@@ -36,7 +45,7 @@ log = logging.getLogger("colibri.switchboard")
 CONNECT_TIMEOUT_S = 10.0
 
 
-class Downstream(HealthChecking):
+class Downstream(Calling):
     """A supervised connection to one downstream and everything known about its health."""
 
     def __init__(self, spec: ServerSpec, connector: Connector, clock: Clock) -> None:
@@ -56,6 +65,7 @@ class Downstream(HealthChecking):
         self.subscriptions: set[str] = set()
         self.checks: dict[CheckKind, CheckRecord] = {}
         self.counters = Counters()
+        self._schemas = OutputSchemas()
         self.settled = anyio.Event()
         self._connector = connector
         self._clock = clock
@@ -69,93 +79,6 @@ class Downstream(HealthChecking):
     def on_change(self, listener: Callable[[], None]) -> None:
         """Call `listener()` whenever the state or the tool list of this downstream changes."""
         self._listeners.append(listener)
-
-    # --- real calls ------------------------------------------------------------------------------
-
-    async def call(
-        self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
-    ) -> types.CallToolResult:
-        """Send one routed call; its outcome is evidence about this server's health."""
-
-        def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[types.CallToolResult]:
-            return session.call_tool(tool, arguments, self.spec.timeout_for(tool), progress)
-
-        return await self._counted(ticket, tool, caller, send)
-
-    async def call_raw(
-        self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
-    ) -> dict[str, Any]:
-        """`call`, answered as the raw JSON result (the lean lane, see lanes.py)."""
-
-        def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[dict[str, Any]]:
-            return session.call_raw(tool, arguments, self.spec.timeout_for(tool), progress)
-
-        return await self._counted(ticket, tool, caller, send)
-
-    async def _counted(
-        self,
-        ticket: Ticket,
-        tool: str,
-        caller: Caller | None,
-        send: Callable[[DownstreamSession, Progress | None], Awaitable[T]],
-    ) -> T:
-        session = self.session
-        reported = False
-        if caller is not None:
-            self.callers.append(caller)
-        try:
-            if session is None:
-                raise NotSent("not connected")
-            self.counters.calls += 1
-            try:
-                result = await send(session, None if caller is None else caller.progress)
-            except NotSent:
-                raise
-            except PeerError as exc:
-                reported = True
-                self._call_outcome(ticket, tool, exc if exc.blames_server else None)
-                raise
-            except DownstreamError as exc:
-                reported = True
-                self._call_outcome(ticket, tool, exc)
-                raise
-            reported = True
-            self._call_outcome(ticket, tool, None)
-            return result
-        finally:
-            if caller is not None:
-                self.callers.remove(caller)
-            if not reported:
-                self.machine.release(ticket)
-
-    async def request(self, request: types.ClientRequest, result_type: type[ResultT]) -> ResultT:
-        """Any request but a tool call (resources, prompts, completion); not counted as health evidence."""
-        session = self.session
-        if session is None:
-            raise NotSent("not connected")
-        return await session.request(request, result_type, self.spec.health.call_timeout_s)
-
-    async def _relay(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
-        caller = self.callers[-1] if self.callers else self.default_caller()
-        if caller is None:
-            raise MCPError(INVALID_REQUEST, f"no client is connected to answer {request.method}")
-        return await caller.request(request, result_type)
-
-    async def _notified(self, notification: types.ServerNotification) -> None:
-        if isinstance(notification, types.LoggingMessageNotification) and self.callers:
-            await self.callers[-1].log(notification.params)
-        elif self.notified is not None:
-            await self.notified(self.name, notification)
-
-    def _call_outcome(self, ticket: Ticket, tool: str, error: DownstreamError | None) -> None:
-        log.debug("%s: call %s: %s", self.name, tool, "ok" if error is None else error.message)
-        if error is None:
-            self.machine.report(ticket, Evidence(Signal.PASS, detail=f"call {tool}"))
-            return
-        self.counters.call_failures += 1
-        log.info("%s: call %s failed: %s", self.name, tool, error.message)
-        self.machine.report(ticket, Evidence(Signal.FAIL, error.kind, f"call {tool}: {error.message}"))
-        self._want_capability()
 
     # --- the supervisor --------------------------------------------------------------------------
 

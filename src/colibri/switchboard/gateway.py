@@ -177,13 +177,17 @@ class Switchboard:
         return await self.router.route(name, arguments, caller, raw=True)
 
     async def _until_started(self, name: str) -> None:
-        servers = self.router.servers_for(name)
-        if not self._started.is_set() and any(
-            self.downstreams[server].machine.state is State.STARTING for server in servers
-        ):
+        if self.waits_for_start(name):
             # Sent right after connecting, before its server's first verdict: wait for that verdict
             # (bounded, as tools/list does) rather than refuse a server that is merely starting.
             await self.started()
+
+    def waits_for_start(self, name: str) -> bool:
+        """Whether a call to `name` must wait for a first verdict before it is routed."""
+        return not self._started.is_set() and any(
+            self.downstreams[server].machine.state is State.STARTING
+            for server in self.router.servers_for(name)
+        )
 
     def readiness(self) -> tuple[bool, dict[str, Any]]:
         """For /readyz: every enabled server has had its first verdict and at least one is routable."""

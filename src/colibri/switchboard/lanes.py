@@ -16,17 +16,26 @@ the same errors (`NotSent`, `ConnectionLost`, `CallTimedOut`, `PeerError`, `Malf
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 from collections.abc import Callable
+from functools import partial
 from itertools import count
 from typing import Any
 
 import anyio
 
 from colibri.pipes import LineWriter
-from colibri.switchboard.contracts import Progress
-from colibri.switchboard.errors import CallTimedOut, ConnectionLost, MalformedResult, NotSent, PeerError
+from colibri.switchboard.contracts import Done, Notify, Progress
+from colibri.switchboard.errors import (
+    CallTimedOut,
+    ConnectionLost,
+    DownstreamError,
+    MalformedResult,
+    NotSent,
+    PeerError,
+)
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -37,40 +46,41 @@ SETTLE_S = 1.0
 Stamp = Callable[[dict[str, Any], dict[str, Any]], None]
 
 
+# One encoder for every message: `json.dumps` builds a new one per call when given separators.
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def dumps(message: dict[str, Any]) -> bytes:
     # ASCII escapes: a lone surrogate read from one side stays valid JSON on the other.
-    return json.dumps(message, separators=(",", ":")).encode()
+    return _ENCODER.encode(message).encode()
 
 
 class _Pending:
-    """One call in flight on the lane: its answer, its deadline and its progress forwards."""
+    """One call in flight on the lane: where its outcome goes, its deadline, its progress forwards."""
 
-    __slots__ = ("forwards", "future", "on_progress", "timeout", "timer")
+    __slots__ = ("done", "forwards", "on_progress", "timeout", "timer")
 
-    def __init__(self, future: asyncio.Future[dict[str, Any]], timeout: float, on_progress: Progress | None):
-        self.future = future
+    def __init__(self, timer: asyncio.TimerHandle, timeout: float, on_progress: Notify | None, done: Done):
+        self.done = done
         self.timeout = timeout
         self.on_progress = on_progress
-        self.forwards: list[asyncio.Task[None]] = []
+        self.forwards: list[asyncio.Future[None]] = []
         # A timer, not a cancel scope: the deadline moves with progress, and this is the hot path.
-        self.timer = future.get_loop().call_later(timeout, self._expire)
+        self.timer = timer
 
-    def _expire(self) -> None:
-        if not self.future.done():
-            self.future.set_exception(CallTimedOut(f"no answer within {self.timeout:g} s"))
-
-    def progressed(self, params: dict[str, Any]) -> None:
+    def progressed(self, params: dict[str, Any], renew: Callable[[], asyncio.TimerHandle]) -> None:
         progress, total, message = params.get("progress"), params.get("total"), params.get("message")
         if not isinstance(progress, int | float) or not (total is None or isinstance(total, int | float)):
             log.debug("dropped a malformed progress notification: %r", params)
             return
         # Slow is not down: news of progress pushes the deadline out by another timeout.
         self.timer.cancel()
-        self.timer = self.future.get_loop().call_later(self.timeout, self._expire)
+        self.timer = renew()
         if self.on_progress is not None:
             text = message if isinstance(message, str) else None
-            coroutine = self.on_progress(float(progress), None if total is None else float(total), text)
-            self.forwards.append(asyncio.ensure_future(coroutine))
+            forwarded = self.on_progress(float(progress), None if total is None else float(total), text)
+            if inspect.isawaitable(forwarded):
+                self.forwards.append(asyncio.ensure_future(forwarded))
 
     async def settled(self) -> None:
         """Let the progress forwards already under way reach the client before the answer does."""
@@ -80,7 +90,12 @@ class _Pending:
 
 
 class DownstreamLane:
-    """The lean lane of one stdio connection (a `pipes.Divert` on the downstream's read side)."""
+    """The lean lane of one stdio connection (a `pipes.Divert` on the downstream's read side).
+
+    `send` writes a call and returns at once; its outcome — the raw result, or the `DownstreamError`
+    it came to — is handed to its `done` callback from the read side, the timer or `close`, exactly
+    once, without a task in between. `call` is the same, awaited.
+    """
 
     def __init__(self) -> None:
         self._writer: LineWriter | None = None
@@ -97,11 +112,8 @@ class DownstreamLane:
     def close(self, reason: str) -> None:
         """The connection ended: every call in flight has lost its answer."""
         self._closed = reason
-        for pending in self._pending.values():
-            if not pending.future.done():
-                pending.future.set_exception(
-                    ConnectionLost(f"the connection closed before the answer came ({reason})")
-                )
+        for key in list(self._pending):
+            self._finish(key, ConnectionLost(f"the connection closed before the answer came ({reason})"))
 
     def take(self, line: bytes) -> bool:
         if _MARK not in line:
@@ -115,30 +127,31 @@ class DownstreamLane:
         if "id" not in message and message.get("method") == "notifications/progress":
             params = message.get("params")
             token = params.get("progressToken") if isinstance(params, dict) else None
-            pending = self._pending.get(token) if isinstance(token, str) else None
-            if pending is None or not isinstance(params, dict):
+            if not isinstance(token, str) or token not in self._pending or not isinstance(params, dict):
                 return False
-            pending.progressed(params)
+            pending = self._pending[token]
+            pending.progressed(params, partial(self._timer, token, pending.timeout))
             return True
         key = message.get("id")
         if not isinstance(key, str) or not key.startswith(PREFIX) or "method" in message:
             return False
-        pending = self._pending.get(key)
-        if pending is None:
+        if key not in self._pending:
             log.debug("dropped a late answer to an abandoned call (%s)", key)
-        elif not pending.future.done():
-            pending.future.set_result(message)
+        else:
+            self._finish(key, _outcome_of(message))
         return True
 
-    async def call(
+    def send(
         self,
         name: str,
         arguments: dict[str, Any] | None,
         timeout: float,
-        on_progress: Progress | None,
+        on_progress: Notify | None,
         stamp: Stamp | None,
-    ) -> dict[str, Any]:
-        """Send tools/call and return the raw `result` object of its answer."""
+        *,
+        done: Done,
+    ) -> str:
+        """Write tools/call; `done` gets its outcome. Returns the call's key (for `abandon`)."""
         writer = self._writer
         if self._closed is not None or writer is None:
             raise NotSent("the connection is closed")
@@ -149,33 +162,51 @@ class DownstreamLane:
         request: dict[str, Any] = {"jsonrpc": "2.0", "id": key, "method": "tools/call", "params": params}
         if stamp is not None:
             stamp(request, {})
-        pending = _Pending(asyncio.get_running_loop().create_future(), timeout, on_progress)
         try:
             writer.write_line(dumps(request))
         except anyio.ClosedResourceError:
             raise NotSent("the connection closed before the request could be written") from None
-        self._pending[key] = pending
-        try:
-            try:
-                await writer.drain()
-            except anyio.BrokenResourceError:
-                raise NotSent("the connection closed before the request could be written") from None
-            answer = await pending.future
-        except CallTimedOut:
-            self._abandon(key, "timed out")
-            raise
-        except anyio.get_cancelled_exc_class():
-            self._abandon(key, "the client cancelled the call")
-            raise
-        finally:
-            pending.timer.cancel()
-            self._pending.pop(key, None)
-        await pending.settled()
-        return _result_of(answer)
+        if writer.closing:  # the write itself failed: the pipe is gone, and the request with it
+            raise NotSent("the connection closed before the request could be written")
+        self._pending[key] = _Pending(self._timer(key, timeout), timeout, on_progress, done)
+        return key
 
-    def _abandon(self, key: str, reason: str) -> None:
-        """Tell the server to stop working on a call nobody waits for any more (MCP cancellation)."""
-        if self._writer is None or self._closed is not None:
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        timeout: float,
+        on_progress: Progress | None,
+        stamp: Stamp | None,
+    ) -> dict[str, Any]:
+        """`send`, awaited: the raw `result` object of the answer, or its `DownstreamError` raised."""
+        future: asyncio.Future[dict[str, Any] | DownstreamError] = asyncio.get_running_loop().create_future()
+
+        def done(outcome: dict[str, Any] | DownstreamError) -> None:
+            # The awaiting task may have been cancelled this very turn, before it could abandon the call.
+            if not future.done():
+                future.set_result(outcome)
+
+        key = self.send(name, arguments, timeout, on_progress, stamp, done=done)
+        pending = self._pending[key]
+        try:
+            if self._writer is not None:
+                await self._writer.drain()
+            outcome = await future
+        except anyio.BrokenResourceError:
+            self._forget(key)
+            raise NotSent("the connection closed before the request could be written") from None
+        except anyio.get_cancelled_exc_class():
+            self.abandon(key, "the client cancelled the call")
+            raise
+        if isinstance(outcome, DownstreamError):
+            raise outcome
+        await pending.settled()
+        return outcome
+
+    def abandon(self, key: str, reason: str) -> None:
+        """Nobody waits for this call any more: forget it and tell the server (MCP cancellation)."""
+        if self._forget(key) is None or self._writer is None or self._closed is not None:
             return
         notice = {
             "jsonrpc": "2.0",
@@ -187,12 +218,33 @@ class DownstreamLane:
         except anyio.ClosedResourceError:
             log.debug("could not send the cancellation of %s: the connection is closed", key)
 
+    def _timer(self, key: str, timeout: float) -> asyncio.TimerHandle:
+        return asyncio.get_running_loop().call_later(timeout, self._expire, key, timeout)
 
-def _result_of(answer: dict[str, Any]) -> dict[str, Any]:
+    def _expire(self, key: str, timeout: float) -> None:
+        pending = self._pending.get(key)
+        if pending is not None:
+            self.abandon(key, "timed out")
+            pending.done(CallTimedOut(f"no answer within {timeout:g} s"))
+
+    def _forget(self, key: str) -> _Pending | None:
+        pending = self._pending.pop(key, None)
+        if pending is not None:
+            pending.timer.cancel()
+        return pending
+
+    def _finish(self, key: str, outcome: dict[str, Any] | DownstreamError) -> None:
+        pending = self._forget(key)
+        if pending is not None:
+            pending.done(outcome)
+
+
+def _outcome_of(answer: dict[str, Any]) -> dict[str, Any] | DownstreamError:
+    """The raw `result` object of an answer, or what is wrong with it."""
     if "result" in answer:
         result = answer["result"]
         if not isinstance(result, dict):
-            raise MalformedResult(f"the answer is not a valid result: got {type(result).__name__}")
+            return MalformedResult(f"the answer is not a valid result: got {type(result).__name__}")
         return result
     error = answer.get("error")
     if (
@@ -200,5 +252,5 @@ def _result_of(answer: dict[str, Any]) -> dict[str, Any]:
         and isinstance(error.get("code"), int)
         and isinstance(error.get("message"), str)
     ):
-        raise PeerError(error["code"], error["message"], error.get("data"))
-    raise MalformedResult("the answer has neither a result nor a valid error")
+        return PeerError(error["code"], error["message"], error.get("data"))
+    return MalformedResult("the answer has neither a result nor a valid error")

@@ -11,28 +11,17 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
 
 from colibri.switchboard import envelopes
 from colibri.switchboard.config import STATUS_TOOL, Target
 from colibri.switchboard.contracts import Caller
 from colibri.switchboard.downstream import Downstream
-from colibri.switchboard.errors import (
-    SERVICE_UNAVAILABLE,
-    UNKNOWN_TOOL,
-    UPSTREAM_ERROR,
-    UPSTREAM_TIMEOUT,
-    CallTimedOut,
-    DownstreamError,
-    PeerError,
-)
-
-Record = Callable[[str, str, str, float], None]
+from colibri.switchboard.errors import UNKNOWN_TOOL, DownstreamError
+from colibri.switchboard.walk import Attempt, Record, Walk
 
 STATUS = types.Tool(
     name=STATUS_TOOL,
@@ -111,56 +100,51 @@ class Router:
         """`call`; with `raw`, a downstream's result comes back as its JSON object, untouched."""
         if name == STATUS_TOOL:
             return envelopes.success(self._status())
+        walk = self.walk(name)
+        if not isinstance(walk, Walk):
+            return walk
+        return await self.follow(walk, walk.next(), arguments, caller, raw=raw)
+
+    def walk(self, name: str) -> Walk | types.CallToolResult:
+        """The way of a call to `name` along its chain, or UNKNOWN_TOOL."""
         chain = self._chain(name)
         unknown = self._unknown(name, chain)
         if unknown is not None:
             return unknown
         assert chain is not None
-        reasons: list[dict[str, str]] = []
-        for index, target in enumerate(chain):
-            downstream = self._downstreams[target.server]
-            if self._lacks(target):
-                reasons.append(
-                    _reason(target, f"{target.server} does not offer a tool named {target.tool!r}")
-                )
-                continue
-            ticket = downstream.machine.admit()
-            if ticket is None:
-                reasons.append(_reason(target, downstream.machine.why_not()))
-                self._record(target.server, target.tool, "refused", 0.0)
-                continue
-            started = time.perf_counter()
+        return Walk(
+            name,
+            chain,
+            downstreams=self._downstreams,
+            lacks=self._lacks,
+            record=self._record,
+            schemas=self._schemas,
+        )
+
+    async def follow(
+        self,
+        walk: Walk,
+        step: Attempt | types.CallToolResult,
+        arguments: dict[str, Any] | None,
+        caller: Caller | None,
+        *,
+        raw: bool,
+    ) -> types.CallToolResult | dict[str, Any]:
+        """Send the call to `step`'s entry and on along the walk, awaiting each answer."""
+        while isinstance(step, Attempt):
+            downstream, ticket, tool = step.downstream, step.ticket, step.target.tool
             result: types.CallToolResult | dict[str, Any]
             try:
                 if raw:
-                    result = await downstream.call_raw(ticket, target.tool, arguments, caller)
+                    result = await downstream.call_raw(ticket, tool, arguments, caller)
                 else:
-                    result = await downstream.call(ticket, target.tool, arguments, caller)
-            except PeerError as exc:
-                self._record(target.server, target.tool, "error", time.perf_counter() - started)
-                raise MCPError(exc.code, exc.rpc_message, exc.data) from None
+                    result = await downstream.call(ticket, tool, arguments, caller)
             except DownstreamError as exc:
-                outcome = "timeout" if isinstance(exc, CallTimedOut) else "error"
-                self._record(target.server, target.tool, outcome, time.perf_counter() - started)
-                rest = chain[index + 1 :]
-                if exc.sent and not (rest and target.tool in downstream.spec.idempotent):
-                    return _upstream_error(name, target, exc, rest, self._schemas(chain))
-                # It never reached the server, or repeating it is harmless: on to the next entry.
-                done = "retried, it is idempotent" if exc.sent else "it never reached the server"
-                reasons.append(_reason(target, f"{target} failed ({exc.message}); {done}"))
+                step = walk.failed(step, exc)
             else:
-                failed = result.get("isError") is True if isinstance(result, dict) else result.is_error
-                outcome = "tool_error" if failed else "ok"
-                self._record(target.server, target.tool, outcome, time.perf_counter() - started)
+                walk.answered(step, result)
                 return result
-        return envelopes.error(
-            SERVICE_UNAVAILABLE,
-            f"{name} is unavailable: {'; '.join(reason['reason'] for reason in reasons)}. "
-            f"Try again later or call {STATUS_TOOL} for details",
-            schemas=self._schemas(chain),
-            tool=name,
-            reasons=reasons,
-        )
+        return step
 
     def servers_for(self, name: str) -> list[str]:
         """The downstreams a call to `name` may be routed to."""
@@ -213,33 +197,3 @@ class Router:
         if dot and tool and server in self._downstreams:
             return (Target(server, tool),)
         return None
-
-
-def _upstream_error(
-    name: str,
-    target: Target,
-    exc: DownstreamError,
-    rest: tuple[Target, ...],
-    schemas: list[dict[str, Any] | None],
-) -> types.CallToolResult:
-    timed_out = isinstance(exc, CallTimedOut)
-    what = "did not answer in time" if timed_out else "failed after the request was sent"
-    message = f"{target} {what} ({exc.message}); it may have acted"
-    if rest:
-        message += (
-            f", so the call was not repeated on {', '.join(str(t) for t in rest)}: "
-            f"{target.tool!r} is not marked idempotent for {target.server} in the config"
-        )
-    return envelopes.error(
-        UPSTREAM_TIMEOUT if timed_out else UPSTREAM_ERROR,
-        message,
-        schemas=schemas,
-        tool=name,
-        server=target.server,
-        repeated=False,
-        failure=exc.kind,
-    )
-
-
-def _reason(target: Target, reason: str) -> dict[str, str]:
-    return {"target": str(target), "reason": reason}

@@ -7,12 +7,12 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 import math
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from functools import partial
 from typing import Any, Literal
 
 import anyio
@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from colibri.pipes import WRITE_FAILED
 from colibri.switchboard.callbacks import client_callbacks
 from colibri.switchboard.config import ServerSpec
-from colibri.switchboard.contracts import Hooks, Progress, ResultT
+from colibri.switchboard.contracts import Abandon, Done, Hooks, Notify, Progress, ResultT
 from colibri.switchboard.errors import (
     CallTimedOut,
     ConnectFailed,
@@ -36,18 +36,13 @@ from colibri.switchboard.errors import (
     PeerError,
 )
 from colibri.switchboard.failures import describe_connect_error, describe_failure, first_line, leaves
-from colibri.switchboard.lanes import DownstreamLane
+from colibri.switchboard.lanes import DownstreamLane, Stamp
+from colibri.switchboard.results import SERVER_INFO_META, parsed, without_server_info
 from colibri.switchboard.streams import ATTEMPT, Attempt, WatchedTransport
 
 log = logging.getLogger("colibri.switchboard")
 
-# The SDK imports these on the first result whose structured content it checks against an output
-# schema; importing them with the switchboard keeps that cost off the first routed call.
-importlib.import_module("jsonschema")
-importlib.import_module("referencing")
-
 LIST_PAGE_CAP = 100
-SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 
 
 class _NoHandshake(Exception):
@@ -201,31 +196,37 @@ class SdkSession:
         self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None = None
     ) -> dict[str, Any]:
         """`call_tool`, answered as the raw JSON `result` object; over the lean lane when there is one."""
-        # The SDK's per-request stamp (protocol era, client info and capabilities in `_meta` on the
-        # 2026 era) keeps the lean request what the SDK itself would have sent.
-        stamp = getattr(self._client.session, "_stamp", None)
-        if self._lane is None or not callable(stamp):
+        stamp = self._stamp()
+        if self._lane is None or stamp is None:
             result = await self.call_tool(name, arguments, timeout, on_progress)
             return result.model_dump(by_alias=True, mode="json", exclude_none=True)
         if self._closed.is_set():
             raise NotSent("the connection is closed")
         raw = await self._lane.call(name, arguments, timeout, on_progress, stamp)
-        try:
-            result = types.CallToolResult.model_validate(raw, by_name=False)
-            if not result.is_error:
+        result = parsed(raw)
+        if not result.is_error:
+            try:
                 await self._client.session.validate_tool_result(name, result)
-        except ValidationError as exc:
-            raise MalformedResult(f"the answer is not a valid result: {first_line(str(exc))}") from exc
-        except RuntimeError as exc:
-            raise MalformedResult(first_line(str(exc))) from exc
-        meta = raw.get("_meta")
-        if isinstance(meta, dict) and SERVER_INFO_META in meta:
-            # The 2026 era stamps the answering server's identity; the switchboard stamps its own.
-            rest = {key: value for key, value in meta.items() if key != SERVER_INFO_META}
-            raw = {key: value for key, value in raw.items() if key != "_meta"} | (
-                {"_meta": rest} if rest else {}
-            )
-        return raw
+            except RuntimeError as exc:
+                raise MalformedResult(first_line(str(exc))) from exc
+        return without_server_info(raw)
+
+    def send_raw(
+        self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Notify, done: Done
+    ) -> Abandon | None:
+        stamp = self._stamp()
+        if self._lane is None or stamp is None:
+            return None
+        if self._closed.is_set():
+            raise NotSent("the connection is closed")
+        key = self._lane.send(name, arguments, timeout, on_progress, stamp, done=done)
+        return partial(self._lane.abandon, key)
+
+    def _stamp(self) -> Stamp | None:
+        # The SDK's per-request stamp (protocol era, client info and capabilities in `_meta` on the
+        # 2026 era) keeps a lean request what the SDK itself would have sent.
+        stamp = getattr(self._client.session, "_stamp", None)
+        return stamp if callable(stamp) else None
 
     @contextmanager
     def _converted(self, timeout: float) -> Iterator[anyio.CancelScope]:
