@@ -1,0 +1,79 @@
+"""A/B of two switchboards: is a change to the per-call path faster, beyond this machine's noise?
+
+    git worktree add /tmp/before HEAD~1
+    python -m bench.ab_switchboard /tmp/before/src src [ROUNDS]
+
+One process holds three connections — the echo server directly, a switchboard run from the first
+source tree and one run from the second — and calls them in alternating blocks (the order reversed
+every other round), so a change in the load of the machine weighs on each alike. On 2 noisy cores,
+`python -m bench switchboard` alone swings by ±0.15x between runs; a difference between A and B that
+holds over several runs of this is real.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from bench.bench_switchboard import switchboard_params, wait_healthy, write_config
+from bench.common import echo_params, percentile
+
+BLOCK = 200
+WARMUP = 50
+USAGE = "usage: python -m bench.ab_switchboard SOURCE_A SOURCE_B [ROUNDS]  (two folders holding colibri/)"
+
+
+def from_tree(source: Path) -> StdioServerParameters:
+    params = switchboard_params(write_config(Path(tempfile.mkdtemp(prefix="colibri-ab-"))))
+    params.env = {**(params.env or {}), "PYTHONPATH": str(source.resolve())}
+    return params
+
+
+async def compare(sources: list[Path], rounds: int) -> dict[str, list[float]]:
+    lanes = {"direct": (echo_params(), "echo")}
+    for label, source in zip("AB", sources, strict=True):
+        lanes[f"{label} {source}"] = (from_tree(source), "echo.echo")
+    async with AsyncExitStack() as stack:
+        clients = {}
+        for name, (params, tool) in lanes.items():
+            client = await stack.enter_async_context(Client(params, mode="legacy"))
+            if name != "direct":
+                await wait_healthy(client)
+            for index in range(WARMUP):
+                await client.call_tool(tool, {"i": -index})
+            clients[name] = (client, tool)
+        samples: dict[str, list[float]] = {name: [] for name in clients}
+        for round_no in range(rounds):
+            order = list(clients.items())
+            for name, (client, tool) in order if round_no % 2 == 0 else reversed(order):
+                for index in range(BLOCK):
+                    started = time.perf_counter()
+                    await client.call_tool(tool, {"i": index})
+                    samples[name].append(time.perf_counter() - started)
+    return samples
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (2, 3) or not all(Path(arg).is_dir() for arg in argv[:2]):
+        print(USAGE, file=sys.stderr)
+        return 2
+    rounds = int(argv[2]) if len(argv) == 3 else 30
+    samples = anyio.run(compare, [Path(arg) for arg in argv[:2]], rounds)
+    direct50, direct99 = percentile(samples["direct"], 50), percentile(samples["direct"], 99)
+    for name, times in samples.items():
+        p50, p99 = percentile(times, 50), percentile(times, 99)
+        print(
+            f"{name:40s} p50 {p50 * 1000:.3f} ms ({p50 / direct50:.3f}x)  "
+            f"p99 {p99 * 1000:.3f} ms ({p99 / direct99:.3f}x)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
