@@ -155,3 +155,35 @@ async def test_a_restarted_server_is_subscribed_again_for_its_clients(tmp_path: 
 
 def updates(inbox: Inbox) -> int:
     return sum(isinstance(n, types.ResourceUpdatedNotification) for n in inbox.notifications)
+
+
+async def test_a_call_in_flight_on_a_removed_server_is_answered_at_once(tmp_path: Path) -> None:
+    # The process is stopped by the switchboard, not by itself: the call must not wait for its timeout.
+    downstreams = Downstreams(tmp_path)
+    stuck = downstreams.fault("stuck", "timeout", tool_timeouts={"work": 60})
+    config = write_config(tmp_path, {"stuck": stuck, "other": downstreams.fault("other")}, health=HEALTH)
+    async with switchboard(config, extra_args=["--watch"]) as client:
+        await wait_for_state(client, "stuck", "HEALTHY")
+        answers: list[types.CallToolResult] = []
+
+        async def call() -> None:
+            answers.append(await client.call_tool("stuck.work", {"n": 1}))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(call)
+            with anyio.fail_after(10):
+                while downstreams.calls("stuck") < 1:
+                    await anyio.sleep(0.05)
+            time.sleep(0.01)  # a distinct modification time
+            write_config(tmp_path, {"other": downstreams.fault("other")}, health=HEALTH)
+            started = time.monotonic()
+            with anyio.fail_after(15):
+                while not answers:
+                    await anyio.sleep(0.05)
+            waited = time.monotonic() - started
+        listed = await wait_for_servers(client, {"other"})
+    assert waited < 10, f"the call waited {waited:.1f} s, as if for its 60 s timeout"
+    assert answers[0].is_error and answers[0].structured_content is not None
+    error = answers[0].structured_content["error"]
+    assert error["code"] == "UPSTREAM_ERROR" and "it may have acted" in error["message"], error
+    assert set(listed) == {"other"}

@@ -111,7 +111,8 @@ class DownstreamLane:
 
     def close(self, reason: str) -> None:
         """The connection ended: every call in flight has lost its answer."""
-        self._closed = reason
+        if self._closed is None:
+            self._closed = reason
         for key in list(self._pending):
             self._finish(key, ConnectionLost(f"the connection closed before the answer came ({reason})"))
 

@@ -158,11 +158,9 @@ class Router:
 
     def _schemas(self, chain: tuple[Target, ...]) -> list[dict[str, Any] | None]:
         """The output schemas a client may have been shown for a tool served by `chain`."""
-        return [
-            self._downstreams[target.server].tools[target.tool].output_schema
-            for target in chain
-            if target.tool in self._downstreams[target.server].tools
-        ]
+        # A reload may have removed a server while a call to it was on its way.
+        listed = [(self._downstreams.get(target.server), target.tool) for target in chain]
+        return [d.tools[tool].output_schema for d, tool in listed if d is not None and tool in d.tools]
 
     def _unknown(self, name: str, chain: tuple[Target, ...] | None) -> types.CallToolResult | None:
         """UNKNOWN_TOOL for a name that is neither a capability nor a tool a known server lists."""

@@ -81,7 +81,14 @@ class WatchedTransport:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc, tb)
+        try:
+            return await self._inner.__aexit__(exc_type, exc, tb)
+        finally:
+            if self.lane is not None:
+                # Closed by us (a reload, a reconnect, the end) the stream may never see its end:
+                # the lean calls still in flight must hear now that no answer will come, not at
+                # their timeout. Answers written before the process stopped were taken already.
+                self.lane.close("the connection was closed")
 
 
 @asynccontextmanager

@@ -68,7 +68,10 @@ class Walk:
         while self._next < len(self._chain):
             target = self._chain[self._next]
             self._next += 1
-            downstream = self._downstreams[target.server]
+            downstream = self._downstreams.get(target.server)
+            if downstream is None:  # removed by a reload since the call began
+                self._reasons.append(_reason(target, f"{target.server} is no longer in the config"))
+                continue
             if self._lacks(target):
                 self._reasons.append(
                     _reason(target, f"{target.server} does not offer a tool named {target.tool!r}")
