@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import clean_env
+from tests.helpers import INITIALIZE, clean_env
 from tests.switchboard.helpers import switchboard_env, write_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,16 +30,7 @@ COLIBRI = str(Path(sys.executable).with_name("colibri"))
 
 def _requests(ping: str) -> str:
     messages: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "eof-test", "version": "1"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": ping, "arguments": {}}},

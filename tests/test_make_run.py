@@ -9,20 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import clean_env
+from tests.helpers import INITIALIZE, clean_env
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUESTS = [
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    },
+    INITIALIZE,
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "server_ping", "arguments": {}}},
 ]

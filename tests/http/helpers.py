@@ -17,7 +17,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers import clean_env
+from tests.helpers import clean_env, colibri
 
 
 def free_port() -> int:
@@ -27,19 +27,8 @@ def free_port() -> int:
     return port
 
 
-def colibri(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "colibri", *args],
-        check=False,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def make_token(env: dict[str, str], name: str, scope: str = "write", *extra: str) -> str:
-    done = colibri(env, "token", "create", name, "--scope", scope, *extra)
+    done = colibri("token", "create", name, "--scope", scope, *extra, env=env)
     assert done.returncode == 0, done.stderr
     token = done.stdout.strip()
     assert token.startswith("col_") and "\n" not in token

@@ -111,7 +111,7 @@ async def test_sixteen_clients_two_hundred_calls_each_one_linear_chain(tmp_path:
     counted = {(row["principal"], row["outcome"]): row["n"] for row in outcomes}
     per_token = CLIENTS // 2 * (CALLS + 1)
     assert counted == {("team-a", "ok"): per_token + 1, ("team-b", "ok"): per_token}
-    assert colibri(env, "verify", "--db", str(db)).returncode == 0
+    assert colibri("verify", "--db", str(db), env=env).returncode == 0
 
 
 async def _writer(url: str, token: str, index: int, acknowledged: list[str], failures: list[str]) -> None:
@@ -158,7 +158,7 @@ async def test_every_acknowledged_write_survives_the_end_of_the_server(tmp_path:
     db = tmp_path / "colibri.db"
     stored = {row["record_id"] for row in query(db, "SELECT record_id FROM thought_records")}
     assert set(acknowledged) <= stored
-    assert colibri(env, "verify", "--db", str(db)).returncode == 0
+    assert colibri("verify", "--db", str(db), env=env).returncode == 0
     restarted = start_server(env, tmp_path)
     try:
         restarted.wait_ready()

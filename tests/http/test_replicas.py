@@ -89,7 +89,7 @@ def _check_store(url: str, env: dict[str, str], t: Tally) -> None:
     titles = dict(_rows(url, "SELECT id, title FROM tasks WHERE version = 2"))
     for race, (winner,) in t.wins.items():
         assert titles[race] == f"won by {winner}"
-    verified = colibri({**env, "COLIBRI_DB_URL": url}, "verify", "--db-url", url)
+    verified = colibri("verify", "--db-url", url, env={**env, "COLIBRI_DB_URL": url})
     assert verified.returncode == 0 and "VALID" in verified.stdout, verified.stdout + verified.stderr
 
 

@@ -126,8 +126,8 @@ async def test_missing_wrong_expired_and_revoked_tokens_get_401_and_no_audit_row
     revoked = make_token(env, "gone")
     with sqlite3.connect(tmp_path / "colibri.db") as db:
         db.execute("UPDATE access_tokens SET expires_at = ? WHERE name = 'old'", (int(time.time()) - 1,))
-    assert colibri(env, "token", "revoke", "gone").returncode == 0
-    listing = colibri(env, "token", "list").stdout
+    assert colibri("token", "revoke", "gone", env=env).returncode == 0
+    listing = colibri("token", "list", env=env).stdout
     assert "old\twrite\texpired" in listing and "gone\twrite\trevoked" in listing
     assert good not in listing and "col_" not in listing
 
@@ -191,7 +191,7 @@ async def test_a_wildcard_bind_accepts_loopback_names_and_refuses_others(tmp_pat
 
 
 def test_no_auth_is_refused_for_a_non_loopback_address(tmp_path: Path) -> None:
-    done = colibri(http_env(tmp_path), "serve", "--http", "0.0.0.0:8765", "--no-auth")
+    done = colibri("serve", "--http", "0.0.0.0:8765", "--no-auth", env=http_env(tmp_path))
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "not a loopback address" in done.stderr
     assert done.stdout == ""

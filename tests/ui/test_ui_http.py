@@ -27,7 +27,7 @@ def _post_login(base: str, token: str, next_path: str) -> tuple[int, dict[str, s
 
 
 def test_no_auth_is_refused_off_loopback(tmp_path: Path) -> None:
-    done = colibri(clean_env(tmp_path), "ui", "--http", "0.0.0.0:8765", "--no-auth")
+    done = colibri("ui", "--http", "0.0.0.0:8765", "--no-auth", env=clean_env(tmp_path))
     assert done.returncode == 2
     assert "not a loopback address" in done.stderr
 
