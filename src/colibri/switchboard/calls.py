@@ -24,7 +24,7 @@ from colibri.switchboard.contracts import (
 )
 from colibri.switchboard.errors import DownstreamError, MalformedResult, NotSent, PeerError
 from colibri.switchboard.probing import HealthChecking
-from colibri.switchboard.results import OutputSchemas, parsed, without_server_info
+from colibri.switchboard.results import OutputSchemas, without_server_info
 from colibri.switchboard.states import Evidence, Signal, Ticket
 
 T = TypeVar("T")
@@ -86,8 +86,7 @@ class Calling(HealthChecking):
         def answered(outcome: dict[str, Any] | DownstreamError) -> None:
             if isinstance(outcome, dict):
                 try:
-                    result = parsed(outcome)
-                    self._schemas.check(tool, listed.output_schema, result)
+                    self._schemas.check(tool, listed.output_schema, outcome)
                     outcome = without_server_info(outcome)
                 except MalformedResult as exc:
                     outcome = exc

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 from collections.abc import Callable
 from functools import partial
@@ -36,6 +35,7 @@ from colibri.switchboard.errors import (
     NotSent,
     PeerError,
 )
+from colibri.switchboard.jsonlines import dumps, loads
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -44,15 +44,6 @@ _MARK = b'"sb-'
 SETTLE_S = 1.0
 
 Stamp = Callable[[dict[str, Any], dict[str, Any]], None]
-
-
-# One encoder for every message: `json.dumps` builds a new one per call when given separators.
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
-
-
-def dumps(message: dict[str, Any]) -> bytes:
-    # ASCII escapes: a lone surrogate read from one side stays valid JSON on the other.
-    return _ENCODER.encode(message).encode()
 
 
 class _Pending:
@@ -120,7 +111,7 @@ class DownstreamLane:
         if _MARK not in line:
             return False
         try:
-            message = json.loads(line)
+            message = loads(line)
         except (ValueError, RecursionError):
             return False
         if not isinstance(message, dict):

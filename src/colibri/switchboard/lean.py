@@ -19,7 +19,6 @@ end of input, the reader waits for the answers of the calls taken here (bounded)
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from collections.abc import AsyncIterator, Coroutine, Iterator
@@ -38,7 +37,7 @@ from colibri.switchboard import envelopes
 from colibri.switchboard.contracts import Abandon
 from colibri.switchboard.errors import HANDLER_ERROR, DownstreamError
 from colibri.switchboard.gateway import Switchboard
-from colibri.switchboard.lanes import dumps
+from colibri.switchboard.jsonlines import dumps, loads
 from colibri.switchboard.lean_caller import LeanCaller, valid_id
 from colibri.switchboard.results import SERVER_INFO_META
 from colibri.switchboard.walk import Attempt, Walk
@@ -110,7 +109,7 @@ class ClientLane:
         if b"\\u" in line and _SURROGATE.search(line):
             return False
         try:
-            message = json.loads(line)
+            message = loads(line)
         except (ValueError, RecursionError):
             return False
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":

@@ -26,6 +26,37 @@ from colibri.switchboard.failures import first_line
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 
 
+_PLAIN_KEYS = frozenset({"content", "structuredContent", "isError", "_meta"})
+_TEXT_KEYS = frozenset({"type", "text"})
+
+
+def is_error(raw: dict[str, Any]) -> bool:
+    """Whether the raw result reports a tool error; `MalformedResult` when it is not a valid result."""
+    if plain(raw):
+        return bool(raw.get("isError", False))
+    return parsed(raw).is_error
+
+
+def plain(raw: dict[str, Any]) -> bool:
+    """Whether `raw` has the shape nearly every result has, which the SDK's model takes as it is:
+    text content only, `isError` a boolean, `_meta` an object, nothing else.
+
+    Building the model costs more than the rest of the switchboard's work on an answer; a result of
+    any other shape is judged by the model itself.
+    """
+    if not raw.keys() <= _PLAIN_KEYS or type(raw.get("isError", False)) is not bool:
+        return False
+    content, meta = raw.get("content"), raw.get("_meta")
+    if type(content) is not list or not (meta is None or type(meta) is dict):
+        return False
+    for item in content:
+        if type(item) is not dict or item.keys() != _TEXT_KEYS or item["type"] != "text":
+            return False
+        if type(item["text"]) is not str:
+            return False
+    return True
+
+
 def parsed(raw: dict[str, Any]) -> types.CallToolResult:
     """The result as the SDK's model; `MalformedResult` when it is not one."""
     try:
@@ -49,13 +80,14 @@ class OutputSchemas:
         # Compiling costs far more than validating; a tool's entry is rebuilt when its schema changes.
         self._compiled: dict[str, tuple[dict[str, Any], Validator]] = {}
 
-    def check(self, tool: str, schema: dict[str, Any] | None, result: types.CallToolResult) -> None:
-        if schema is None or result.is_error:
+    def check(self, tool: str, schema: dict[str, Any] | None, raw: dict[str, Any]) -> None:
+        """`raw` is a valid result whose structured content fits the schema; else `MalformedResult`."""
+        if is_error(raw) or schema is None:
             return
-        if result.structured_content is None and "structured_content" not in result.model_fields_set:
+        if "structuredContent" not in raw:
             raise MalformedResult(f"Tool {tool} has an output schema but did not return structured content")
         try:
-            error = best_match(self._validator(tool, schema).iter_errors(result.structured_content))
+            error = best_match(self._validator(tool, schema).iter_errors(raw["structuredContent"]))
         except Unresolvable as exc:
             raise MalformedResult(f"Invalid schema for tool {tool}: {exc}") from None
         if error is not None:
