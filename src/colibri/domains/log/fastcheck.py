@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import cast
@@ -32,6 +32,7 @@ from colibri.domains.log import rfc9162
 from colibri.domains.log.batch import action_entries, record_entries
 from colibri.domains.log.entries import LOCAL_PRINCIPAL
 from colibri.domains.log.nodecheck import chunk_nodes_match, upper_nodes_match
+from colibri.domains.log.ranges import RangeCheck, all_logged, row_counts
 from colibri.storage import open_database
 
 CHUNK = 1 << 14
@@ -41,22 +42,6 @@ _digest = methodcaller("digest")
 _first, _third = itemgetter(0), itemgetter(2)
 _LEAF = b"\x00"
 Row = tuple[object, ...]
-
-
-@dataclass(slots=True)
-class RangeCheck:
-    """What one range found; `ok` is False at the first entry that does not match."""
-
-    lo: int
-    hi: int
-    ok: bool = True
-    chunk_roots: list[bytes] = field(default_factory=list)
-    partial_roots: dict[int, bytes] = field(default_factory=dict)  # size -> MTH(D[chunk start:size])
-    first_record: int | None = None
-    last_record: int | None = None
-    records: int = 0
-    action_refs: bytes = b""
-    upper_nodes: dict[int, bytes] = field(default_factory=dict)  # stored ancestors of its chunks
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +88,18 @@ def check(
     workers = _workers(size) if parallel else 1
     if workers > 1 and pool is not None:
         futures = [pool.submit(check_file_range, db_path, lo, hi, sizes, CHUNK) for lo, hi in bounds]
+        rows = row_counts(conn)  # while the workers work: this process would only wait
         parts = [future.result() for future in futures]
     elif workers > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as spawned:
             futures = [spawned.submit(check_file_range, db_path, lo, hi, sizes, CHUNK) for lo, hi in bounds]
+            rows = row_counts(conn)
             parts = [future.result() for future in futures]
     else:
         parts = [check_range(conn, lo, hi, sizes, CHUNK) for lo, hi in bounds]
-    if not (all(part.ok for part in parts) and _all_logged(conn, parts)):
+        rows = row_counts(conn)
+    if not (all(part.ok for part in parts) and all_logged(rows, parts)):
         return FastResult(False, size, {})
     chunk_roots = [root for part in parts for root in part.chunk_roots]
     upper = {key: digest for part in parts for key, digest in part.upper_nodes.items()}
@@ -130,27 +118,6 @@ def _step(size: int) -> int:
 
 def _workers(size: int) -> int:
     return max(1, min(os.cpu_count() or 1, size // MIN_PER_WORKER))
-
-
-def _all_logged(conn: Connection, parts: list[RangeCheck]) -> bool:
-    """Record entries name seq 1..n in order and every record; action entries name every
-    finished call once."""
-    expected = 1
-    records = 0
-    for part in parts:
-        if part.records:
-            if part.first_record != expected:
-                return False
-            expected = (part.last_record or 0) + 1
-            records += part.records
-    stored = conn.execute("SELECT count(*), coalesce(max(seq), 0) FROM thought_records").fetchone()
-    if (records, expected - 1) != (stored[0], stored[1]):
-        return False
-    refs: array[int] = array("q")
-    for part in parts:
-        refs.frombytes(part.action_refs)
-    finished = conn.execute("SELECT count(*) FROM actions WHERE outcome != 'running'").fetchone()[0]
-    return bool(len(refs) == finished == len(set(refs)))
 
 
 def _root(chunk_roots: list[bytes], partials: dict[int, bytes], size: int) -> bytes:
