@@ -13,6 +13,8 @@ Environment:
   FAULT_DELAY_S  the delay of the "slow" mode (default 0.5)
   FAULT_ERA      "modern" refuses the initialize handshake: the server speaks only the 2026 era
   FAULT_URI      the URI of its one resource (default fault://NAME/status)
+  FAULT_LINGER   "1" keeps the process alive after its stdin ends, as a server whose timers keep
+                 it running does (server-everything); only a signal stops it then
 
 Besides its tools it offers one resource, `fault://NAME/status` (subscribable: the `touch` tool
 sends its update to a subscriber), and one prompt, `greet`, so that what health does to resources
@@ -263,6 +265,8 @@ async def serve_stdio() -> None:
     server = build()
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
+    if os.environ.get("FAULT_LINGER") == "1":
+        await anyio.sleep(3600)
 
 
 def serve_http(address: str) -> None:

@@ -123,6 +123,32 @@ def test_stdout_carries_only_json_rpc_and_sigterm_stops_everything(tmp_path: Pat
         time.sleep(0.05)
 
 
+# The MCP shutdown sequence as the SDK clients run it: close the server's stdin, wait 2 s, SIGTERM,
+# wait 2 s, SIGKILL. A switchboard killed before it stopped its downstreams leaves them running.
+CLIENT_GRACE_S = 2.0
+
+
+def test_closing_stdin_stops_a_downstream_that_outlives_its_input_within_the_clients_grace(
+    tmp_path: Path,
+) -> None:
+    downstreams = Downstreams(tmp_path)
+    lingering = downstreams.fault("a")
+    lingering["env"]["FAULT_LINGER"] = "1"  # alive after its stdin ends, as server-everything is
+    board = RawSwitchboard(write_config(tmp_path, {"a": lingering}, health=FAST), switchboard_env())
+    client = {"name": "t", "version": "1"}
+    board.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client})
+    board.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    info = board.request("tools/call", {"name": "a.info", "arguments": {}})
+    pid = info["result"]["structuredContent"]["pid"]
+
+    started = time.monotonic()
+    board.finish(timeout=20)  # closes the switchboard's stdin first, as a client that stops does
+    took = time.monotonic() - started
+
+    assert process_gone(pid), "the downstream outlived the switchboard"
+    assert took < CLIENT_GRACE_S, f"the switchboard took {took:.2f} s to stop: its client would signal it"
+
+
 def test_status_command_checks_once_and_prints_a_table(tmp_path: Path) -> None:
     downstreams = Downstreams(tmp_path)
     config = write_config(

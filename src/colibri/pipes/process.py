@@ -18,7 +18,11 @@ from colibri.pipes import LINE_LIMIT, DivertingReader, LineReader, LineWriter
 class ProcessTransport:
     """An MCP `Transport`: a downstream server process and its stdin/stdout pipes (POSIX)."""
 
-    STOP_WAIT_S = 2.0
+    # Our own client gives us 2 s after closing our stdin before it signals us, and 2 s more before
+    # SIGKILL (the MCP shutdown sequence, the SDK's timings). A killed switchboard cannot stop its
+    # downstreams, each in a process group of its own, so their stop must fit in the first 2 s.
+    EOF_WAIT_S = 1.0  # a server that leaves at the end of its input has this long
+    TERM_WAIT_S = 0.8  # then SIGTERM, and this long before SIGKILL
 
     def __init__(self, params: StdioServerParameters) -> None:
         self._params = params
@@ -71,10 +75,11 @@ class ProcessTransport:
         """Close stdin and wait; then SIGTERM, then SIGKILL, to the whole process group."""
         assert process.stdin is not None
         process.stdin.close()
-        for signum in (None, signal.SIGTERM, signal.SIGKILL):
+        steps = ((None, self.EOF_WAIT_S), (signal.SIGTERM, self.TERM_WAIT_S), (signal.SIGKILL, 2.0))
+        for signum, wait_s in steps:
             if signum is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(process.pid, signum)
-            with anyio.move_on_after(self.STOP_WAIT_S):
+            with anyio.move_on_after(wait_s):
                 await process.wait()
                 return
