@@ -23,6 +23,7 @@ class ProcessTransport:
     # downstreams, each in a process group of its own, so their stop must fit in the first 2 s.
     EOF_WAIT_S = 1.0  # a server that leaves at the end of its input has this long
     TERM_WAIT_S = 0.8  # then SIGTERM, and this long before SIGKILL
+    KILL_WAIT_S = 2.0  # then SIGKILL, and this long for the kernel to reap it
 
     def __init__(self, params: StdioServerParameters) -> None:
         self._params = params
@@ -75,8 +76,11 @@ class ProcessTransport:
         """Close stdin and wait; then SIGTERM, then SIGKILL, to the whole process group."""
         assert process.stdin is not None
         process.stdin.close()
-        steps = ((None, self.EOF_WAIT_S), (signal.SIGTERM, self.TERM_WAIT_S), (signal.SIGKILL, 2.0))
-        for signum, wait_s in steps:
+        for signum, wait_s in (
+            (None, self.EOF_WAIT_S),
+            (signal.SIGTERM, self.TERM_WAIT_S),
+            (signal.SIGKILL, self.KILL_WAIT_S),
+        ):
             if signum is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(process.pid, signum)

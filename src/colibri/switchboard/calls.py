@@ -18,6 +18,7 @@ from colibri.switchboard.contracts import (
     Caller,
     Done,
     DownstreamSession,
+    Notified,
     Notify,
     Progress,
     ResultT,
@@ -28,7 +29,6 @@ from colibri.switchboard.results import OutputSchemas, without_server_info
 from colibri.switchboard.states import Evidence, Signal, Ticket
 
 T = TypeVar("T")
-Notified = Callable[[str, types.ServerNotification], Awaitable[None]]
 
 log = logging.getLogger("colibri.switchboard")
 

@@ -25,6 +25,8 @@ Notify = Callable[[float, float | None, str | None], object]
 Done = Callable[[dict[str, Any] | DownstreamError], None]
 # Gives up a call sent with a `Done` (the reason goes to the downstream); its `Done` is never called.
 Abandon = Callable[[str], None]
+# Where a downstream's notifications (other than a call's own log lines) go, with its name.
+Notified = Callable[[str, types.ServerNotification], Awaitable[None]]
 
 
 class Relay(Protocol):

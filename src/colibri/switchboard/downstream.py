@@ -9,10 +9,9 @@ closing), so the server leaves routing before the next call arrives. Real calls 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from functools import partial
 from itertools import count
-from typing import TypeVar
 
 import anyio
 import mcp_types as types
@@ -21,24 +20,12 @@ from colibri.switchboard.calls import Calling
 from colibri.switchboard.catalog import Catalog
 from colibri.switchboard.checks import CheckKind, CheckRecord
 from colibri.switchboard.config import ServerSpec
-from colibri.switchboard.contracts import (
-    Caller,
-    Connector,
-    DownstreamSession,
-    Hooks,
-)
-from colibri.switchboard.errors import (
-    ConnectFailed,
-    ConnectionLost,
-    DownstreamError,
-)
+from colibri.switchboard.contracts import Caller, Connector, DownstreamSession, Hooks, Notified
+from colibri.switchboard.errors import ConnectFailed, ConnectionLost, DownstreamError
 from colibri.switchboard.probing import Counters
 from colibri.switchboard.results import OutputSchemas
 from colibri.switchboard.schedule import Timeline, restart_delay
 from colibri.switchboard.states import Clock, Evidence, HealthMachine, Signal, State, Ticket, Transition
-
-T = TypeVar("T")
-Notified = Callable[[str, types.ServerNotification], Awaitable[None]]
 
 log = logging.getLogger("colibri.switchboard")
 

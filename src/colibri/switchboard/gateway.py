@@ -16,8 +16,8 @@ import anyio
 import mcp_types as types
 
 from colibri.switchboard.config import SwitchboardConfig
-from colibri.switchboard.contracts import Caller, Connector
-from colibri.switchboard.downstream import Downstream, Notified
+from colibri.switchboard.contracts import Caller, Connector, Notified
+from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.metrics import Metrics, readiness
 from colibri.switchboard.passthrough import Passthrough
 from colibri.switchboard.router import Router

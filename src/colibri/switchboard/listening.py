@@ -20,6 +20,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 
+from colibri.switchboard.contracts import Notified
 from colibri.switchboard.passthrough import Passthrough
 from colibri.switchboard.peers import Peers
 
@@ -28,7 +29,6 @@ log = logging.getLogger("colibri.switchboard")
 UNSUBSCRIBE_WITHIN_S = 5.0
 
 Listen = Callable[[ServerRequestContext[Any, Any], types.SubscriptionsListenRequestParams], Awaitable[Any]]
-Notified = Callable[[str, types.ServerNotification], Awaitable[None]]
 
 
 def listen_handler(bus: SubscriptionBus, peers: Peers, passthrough: Passthrough) -> Listen:
