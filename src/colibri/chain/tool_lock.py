@@ -41,10 +41,10 @@ class ToolLock:
             )
         mode = self._state.mode
         if not tool.admitted_in(mode):
-            self._record_denied(call)
+            await self._record_denied(call)
             raise ToolNotAdmitted(self._refusal(tool.name), tool=tool.name, mode=mode.value)
         if not call.caller.admits(tool):
-            self._record_denied(call)
+            await self._record_denied(call)
             raise ToolNotAdmitted(
                 f"{tool.name} cannot run: it writes, and the token {call.caller.principal!r} has scope "
                 f"{call.caller.scope!r}, which runs only the read tools; use a token with scope 'write'",
@@ -79,5 +79,9 @@ class ToolLock:
             why = f"it is not admitted in mode {state.mode.value}"
         return f"{name} cannot run: {why}; admitted now: {admitted}"
 
-    def _record_denied(self, call: Call) -> None:
-        self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal)
+    async def _record_denied(self, call: Call) -> None:
+        """The refusal's row and log entry are committed before the refusal is answered (SPEC §14):
+        a client that saw it can count on the record, even if the server is killed right after."""
+        if self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal):
+            async with self._lock:
+                await in_worker(self._audit.flush_later)

@@ -23,6 +23,7 @@ from colibri.chain.worker import in_worker
 from colibri.core.database import Database
 from colibri.core.errors import StorageError
 from colibri.runtime.app import App
+from colibri.runtime.duties import duties
 from colibri.runtime.http_auth import DatabaseTokenVerifier, auth_settings
 from colibri.runtime.server import build_server
 from colibri.serving.http import base_url, run_http, security_for
@@ -92,7 +93,8 @@ async def serve_http(app: App, options: HttpOptions) -> None:
         app.config.mode,
     )
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(app.boot)
+        for duty in duties(app):
+            tasks.start_soon(duty)
         await run_http(web, options.host, options.port)
         tasks.cancel_scope.cancel()
     log.info("HTTP server stopped; closing the database once the last call has finished")

@@ -9,7 +9,6 @@ hands such calls to the chain, which answers with its INVALID_PARAMS envelope.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -20,7 +19,7 @@ from colibri.chain.pipeline import Reply
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
 from colibri.runtime.app import App
-from colibri.runtime.checkpoints import checkpoint_every
+from colibri.runtime.duties import duties
 from colibri.runtime.http_auth import caller_of
 from colibri.serving.stdio import run_stdio
 
@@ -105,7 +104,7 @@ async def serve_stdio(app: App) -> None:
         options,
         drain=app.drain,
         what="finishing the call in flight, then closing",
-        background=[app.boot, app.chain.write_later_rows, partial(checkpoint_every, app)],
+        background=duties(app),
         message_limit=app.config.max_message_bytes,
     )
     app.close()

@@ -4,10 +4,11 @@ Where the mode allows no writes (READONLY, MINIMAL, or before phase 2) events go
 debug log instead, so a read-only database stays byte-for-byte unchanged. The debug log carries
 a digest of the arguments, never the arguments: they may hold secrets.
 
-Calls answered outside the lock (the system tools, and refusals of tools a mode does not
-admit) must not wait for the database, and must not touch the connection the worker thread
-uses: their row is written later, whole, under the chain's lock, by the next call that takes
-the lock, by the flusher task the server runs, or at close.
+Calls answered outside the lock (the system tools, and refusals of tools a mode or a token does
+not admit) must not touch the connection the worker thread uses from the event loop: their row is
+kept here and written whole, under the chain's lock, in the worker. A refusal waits for its row
+before it is answered; a system tool's row is written right after its answer by the flusher task
+every server runs (SPEC §14: within 1 s), or by the next call that takes the lock, or at close.
 
 A row that reaches its final outcome is handed to the verifiable log's appender (`on_finished`,
 domains/log through the chain) in the same transaction, and never changes after that: closing
@@ -172,12 +173,14 @@ class AuditLog:
                     principal,
                 )
 
-    def denied(self, correlation_id: str, tool: str, principal: str) -> None:
-        """A refusal is decided on the event loop, outside the lock: its row is written later."""
+    def denied(self, correlation_id: str, tool: str, principal: str) -> bool:
+        """A refusal is decided on the event loop, outside the lock: its row waits for `flush_later`,
+        which the refusing stage runs before it answers. True when the row waits."""
         if self._db() is None:
             log.debug("audit-denied %s %s by %s", tool, correlation_id, principal)
-            return
-        self.later(FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, principal))
+            return False
+        row = FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, principal)
+        return self.later(row)
 
     def later(self, row: FinishedCall) -> bool:
         """Keep the row of a call answered outside the lock; True when it waits for `flush_later`."""
