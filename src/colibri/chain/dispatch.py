@@ -21,7 +21,7 @@ class Dispatch:
         tool = call.tool
         assert tool is not None
         db = self._state.db
-        context = ToolContext(server=self._state, db=db)
+        context = ToolContext(server=self._state, db=db, principal=call.caller.principal)
         try:
             if tool.writes and db is not None:
                 with db.atomic():

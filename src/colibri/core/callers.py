@@ -24,4 +24,5 @@ class Caller:
         return self.scope != "read" or tool.tool_class is not ToolClass.WRITE
 
 
-LOCAL: Final = Caller("local")
+LOCAL_PRINCIPAL: Final = "local"  # stdio callers, and rows written before principals were kept
+LOCAL: Final = Caller(LOCAL_PRINCIPAL)

@@ -66,10 +66,12 @@ class ChainErrorEnvelope(BaseModel):
 
 @dataclass(slots=True)
 class ToolContext:
-    """What a handler may use: the database (None only before phase 2) and the server state."""
+    """What a handler may use: the database (None only before phase 2), the server state, and the
+    principal the server proved for this call (the token's name over HTTP, `local` on stdio)."""
 
     server: ServerState
     db: Database | None = None
+    principal: str = "local"
 
     def database(self) -> Database:
         if self.db is None:  # admission keeps domain tools out until phase 2; this is a guard

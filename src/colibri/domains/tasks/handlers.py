@@ -15,7 +15,7 @@ from colibri.domains.tasks.models import NextActions, Task, TaskDetail, TaskPage
 
 
 def task_create(ctx: ToolContext, args: CreateTaskArgs) -> Task:
-    return service.create_task(ctx.database(), args)
+    return service.create_task(ctx.database(), args, principal=ctx.principal)
 
 
 def task_get(ctx: ToolContext, args: GetTaskArgs) -> TaskDetail:
@@ -23,7 +23,7 @@ def task_get(ctx: ToolContext, args: GetTaskArgs) -> TaskDetail:
 
 
 def task_update(ctx: ToolContext, args: UpdateTaskArgs) -> Task:
-    return service.update_task(ctx.database(), args)
+    return service.update_task(ctx.database(), args, principal=ctx.principal)
 
 
 def task_list(ctx: ToolContext, args: ListTasksArgs) -> TaskPage:

@@ -51,6 +51,10 @@ class HistoryEntry(BaseModel):
     changes: dict[str, FieldChange] = Field(
         description='Changed fields, each {"from": old, "to": new}; at creation "from" is null.'
     )
+    principal: str = Field(
+        description="Who made the change, as the server proved it: the token's name over HTTP, "
+        "'local' on stdio (and for changes made before principals were recorded)."
+    )
 
 
 class TaskDetail(Task):

@@ -95,10 +95,12 @@ def add_history(
     event: str,
     changes: Mapping[str, FieldChange],
     now: str,
+    principal: str,
 ) -> None:
     conn.execute(
-        "INSERT INTO task_history (task_id, version, event, changed_at, changes) VALUES (?, ?, ?, ?, ?)",
-        (task_id, version, event, now, json.dumps(changes, ensure_ascii=False)),
+        "INSERT INTO task_history (task_id, version, event, changed_at, changes, principal)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (task_id, version, event, now, json.dumps(changes, ensure_ascii=False), principal),
     )
 
 
@@ -185,11 +187,14 @@ def titles_of(conn: Connection, task_ids: Sequence[str]) -> dict[str, str]:
 
 def history(conn: Connection, task_id: str) -> list[HistoryEntry]:
     rows = conn.execute(
-        "SELECT version, event, changed_at, changes FROM task_history WHERE task_id = ? ORDER BY id",
+        "SELECT version, event, changed_at, changes, principal FROM task_history"
+        " WHERE task_id = ? ORDER BY id",
         (task_id,),
     )
     return [
-        HistoryEntry(version=row[0], event=row[1], changed_at=row[2], changes=json.loads(row[3]))
+        HistoryEntry(
+            version=row[0], event=row[1], changed_at=row[2], changes=json.loads(row[3]), principal=row[4]
+        )
         for row in rows
     ]
 

@@ -44,6 +44,11 @@ MIGRATIONS: list[Migration] = [
             "CREATE INDEX tasks_assignee ON tasks (assignee) WHERE assignee IS NOT NULL",
         ),
     ),
+    # Who made each change, as the server proved it (SPEC §14); changes from before were stdio's.
+    Migration(
+        "0013_task_history_principal",
+        ("ALTER TABLE task_history ADD COLUMN principal TEXT NOT NULL DEFAULT 'local'",),
+    ),
 ]
 
 # The same tables on PostgreSQL: serial keys (a sequence never hands a number out twice, like
@@ -58,4 +63,5 @@ POSTGRES_MIGRATIONS: list[Migration] = [
             for statement in MIGRATIONS[0].statements
         ),
     ),
+    MIGRATIONS[1],
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from colibri.core.callers import LOCAL_PRINCIPAL
 from colibri.core.clock import utc_now
 from colibri.domains.tasks import errors, graph, repository, states
 from colibri.domains.tasks.arguments import CreateTaskArgs, UpdateTaskArgs
@@ -21,8 +22,9 @@ from colibri.storage import Connection, Database
 _FIELDS = ("title", "description", "status", "priority", "depends_on", "tags", "assignee")
 
 
-def create_task(db: Database, args: CreateTaskArgs) -> Task:
-    """A new task; it starts as todo, or in `args.status` if the state machine allows that from todo."""
+def create_task(db: Database, args: CreateTaskArgs, *, principal: str = LOCAL_PRINCIPAL) -> Task:
+    """A new task; it starts as todo, or in `args.status` if the state machine allows that from todo.
+    `principal` is who asked, as the server proved it; the history keeps it."""
     with db.atomic() as conn:
         number = repository.next_number(conn)
         task_id = repository.task_id_for(number)
@@ -44,13 +46,16 @@ def create_task(db: Database, args: CreateTaskArgs) -> Task:
         if fields["depends_on"]:
             repository.add_dependencies(conn, task_id, fields["depends_on"])
         created: dict[str, FieldChange] = {name: {"from": None, "to": fields[name]} for name in _FIELDS}
-        repository.add_history(conn, task_id, version=1, event="created", changes=created, now=now)
+        repository.add_history(
+            conn, task_id, version=1, event="created", changes=created, now=now, principal=principal
+        )
     # Everything the row holds is known here; reading it back would only cost time.
     return Task(id=task_id, created_at=now, updated_at=now, version=1, **fields)
 
 
-def update_task(db: Database, args: UpdateTaskArgs) -> Task:
-    """Apply the given fields; status moves go through the state machine and its entry rules."""
+def update_task(db: Database, args: UpdateTaskArgs, *, principal: str = LOCAL_PRINCIPAL) -> Task:
+    """Apply the given fields; status moves go through the state machine and its entry rules.
+    `principal` is who asked, as the server proved it; the history keeps it."""
     with db.atomic() as conn:
         task = repository.get_task(conn, args.task_id)
         if task is None:
@@ -84,7 +89,9 @@ def update_task(db: Database, args: UpdateTaskArgs) -> Task:
         if "depends_on" in changes:
             repository.set_dependencies(conn, task.id, wanted["depends_on"])
         version = task.version + 1
-        repository.add_history(conn, task.id, version=version, event="updated", changes=changes, now=now)
+        repository.add_history(
+            conn, task.id, version=version, event="updated", changes=changes, now=now, principal=principal
+        )
     new_values = {name: change["to"] for name, change in changes.items()}
     return task.model_copy(update={**new_values, "updated_at": now, "version": version})
 

@@ -24,7 +24,13 @@ from colibri.domains.trail.verify import verify
 def thought_record(ctx: ToolContext, args: ThoughtRecordArgs) -> ThoughtRecorded:
     """thought_record."""
     record = records.append(
-        ctx.database(), args.session_id, args.kind, args.content, task_id=args.task_id, agent_id=args.agent_id
+        ctx.database(),
+        args.session_id,
+        args.kind,
+        args.content,
+        task_id=args.task_id,
+        agent_id=args.agent_id,
+        principal=ctx.principal,
     )
     return ThoughtRecorded(
         record_id=record.record_id,

@@ -105,6 +105,10 @@ class Record(BaseModel):
     created_at: str
     prev_hash: str
     hash: str
+    principal: str = Field(
+        description="Who wrote it, as the server proved it: the token's name over HTTP, 'local' on "
+        "stdio; agent_id is the agent's own label. Not part of hash (SPEC §5)."
+    )
 
 
 class RecordPage(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from colibri.core.callers import LOCAL_PRINCIPAL
 from colibri.core.clock import utc_now
 from colibri.core.cursor import decode_cursor, encode_cursor
 from colibri.core.errors import DomainError
@@ -30,6 +31,7 @@ def append(
     *,
     task_id: str | None = None,
     agent_id: str | None = None,
+    principal: str = LOCAL_PRINCIPAL,
 ) -> StoredRecord:
     """Chain a new record after the current head, in one write transaction.
 
@@ -64,6 +66,7 @@ def append(
             created_at=created_at,
             prev_hash=head.hash,
             hash=digest,
+            principal=principal,
         )
         repository.append(conn, record)
         log.log_record(conn, seq, digest)

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from colibri.domains.trail.canonical import GENESIS_HASH
 from colibri.storage import Connection
 
-_COLUMNS = "record_id, seq, session_id, kind, content, task_id, agent_id, created_at, prev_hash, hash"
+_COLUMNS = (
+    "record_id, seq, session_id, kind, content, task_id, agent_id, created_at, prev_hash, hash, principal"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,7 @@ class StoredRecord:
     created_at: str
     prev_hash: str
     hash: str
+    principal: str  # who the server proved wrote it; not part of the hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +60,8 @@ def append(conn: Connection, record: StoredRecord) -> None:
     """Insert the record and move the anchor to it (the caller holds the write transaction)."""
     conn.execute(
         "INSERT INTO thought_records"
-        " (seq, session_id, kind, content, task_id, agent_id, created_at, prev_hash, hash)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " (seq, session_id, kind, content, task_id, agent_id, created_at, prev_hash, hash, principal)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             record.seq,
             record.session_id,
@@ -69,6 +72,7 @@ def append(conn: Connection, record: StoredRecord) -> None:
             record.created_at,
             record.prev_hash,
             record.hash,
+            record.principal,
         ),
     )
     conn.execute("UPDATE trail_head SET seq = ?, hash = ? WHERE id = 1", (record.seq, record.hash))

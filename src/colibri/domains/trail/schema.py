@@ -43,6 +43,13 @@ MIGRATIONS: list[Migration] = [
             f"INSERT INTO trail_head (id, seq, hash) VALUES (1, 0, '{GENESIS_HASH}')",
         ),
     ),
+    # The principal the server proved for the call that wrote the record (SPEC §14), beside the
+    # agent's own label `agent_id`. Not hashed: the record's hash is SPEC §5's, and the call's
+    # action entry in the verifiable log names the same principal.
+    Migration(
+        "0013_thought_records_principal",
+        ("ALTER TABLE thought_records ADD COLUMN principal TEXT NOT NULL DEFAULT 'local'",),
+    ),
 ]
 
 # The same tables on PostgreSQL: BIGINT seqs, and STORED generated columns (PostgreSQL 15 has no
@@ -55,4 +62,5 @@ POSTGRES_MIGRATIONS: list[Migration] = [
             for statement in MIGRATIONS[0].statements
         ),
     ),
+    MIGRATIONS[1],
 ]
