@@ -8,11 +8,13 @@ from pathlib import Path
 
 from colibri.domains import access
 from colibri.domains.proofs import sessions
+from colibri.domains.tasks.arguments import CreateTaskArgs
+from colibri.domains.tasks.service import create_task
 from colibri.runtime.checkpoints import adopt
-from colibri.storage import SQLiteDatabase, open_database
+from colibri.storage import Database, SQLiteDatabase, open_database
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
-from colibri.verifier.copy import TABLES, _digest, copy_store
+from colibri.verifier.copy import TABLES, copy_store
 from colibri.verifier.online import verify_store
 from tests.domains.log.helpers import generate_key
 from tests.domains.tasks.helpers import create
@@ -32,8 +34,9 @@ def _source(path: Path) -> None:
     )
     adopt(db)  # the bulk rows join the verifiable log, as a server's boot adopts an older store
     build_chain(db, 60, session_count=3, seal=2)
-    for _ in range(5):
+    for _ in range(4):
         create(db)
+    create_task(db, CreateTaskArgs(title="by a token"), principal="ana")
     access.create(db, "alice", access.Scope.WRITE, 30, 1_700_000_000.0)
     access.create(db, "bob", access.Scope.READ, None, 1_700_000_000.0)
     access.revoke(db, "bob")
@@ -53,11 +56,17 @@ def _checkpoint(path: Path, tmp_path: Path) -> tuple[Path, str]:
 
 
 def _digests(target: str) -> dict[str, str]:
+    """Every row of every table, all columns, in key order: written here, apart from the copy's own."""
     db = open_database(target, readonly=True)
     try:
-        return {table: _digest(db, table, key) for table, key in TABLES}
+        return {table: _all_rows(db, table, key) for table, key in TABLES}
     finally:
         db.close()
+
+
+def _all_rows(db: Database, table: str, key: str) -> str:
+    rows = db.tuples(f"SELECT * FROM {table} ORDER BY {key}").fetchall()
+    return repr([tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows])
 
 
 def test_sqlite_to_postgres_to_sqlite_keeps_everything_and_verifies(
@@ -131,6 +140,13 @@ def test_sqlite_to_postgres_to_sqlite_keeps_everything_and_verifies(
         finally:
             db.close()
         assert [row[0] for row in stored] == [note.read_text()]
+        db = open_database(target, readonly=True)
+        try:
+            principals = db.execute("SELECT principal FROM task_history ORDER BY id").fetchall()
+        finally:
+            db.close()
+        # T-6 was made on each copy above, by a local call
+        assert [row[0] for row in principals] == ["local"] * 4 + ["ana", "local"]
 
 
 def test_a_copy_into_a_store_that_holds_data_is_refused(
@@ -154,3 +170,23 @@ def test_a_copy_into_a_store_that_holds_data_is_refused(
         assert db.execute("SELECT count(*) FROM thought_records").fetchone()[0] == 0
     finally:
         db.close()
+
+
+def test_a_column_added_to_the_source_by_hand_is_not_copied_and_never_reaches_the_sql(tmp_path: Path) -> None:
+    """SPEC §14: `db copy` writes only the columns it knows, as quoted identifiers. A source whose
+    table gained a column named like SQL must neither break the copy nor run as SQL."""
+    source, destination = tmp_path / "s.db", tmp_path / "d.db"
+    _source(source)
+    db = SQLiteDatabase.open(source)
+    db.execute("""ALTER TABLE tasks ADD COLUMN "x"") VALUES (1); DROP TABLE tasks; --" TEXT""")
+    db.close()
+    done = colibri("db", "copy", str(source), str(destination), env=clean_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "verified: every table identical" in done.stdout
+    copied = SQLiteDatabase.open(destination, readonly=True)
+    try:
+        columns = [row[0] for row in copied.execute("SELECT name FROM pragma_table_info('tasks')")]
+        assert copied.execute("SELECT count(*) FROM tasks").fetchone()[0] == 5
+    finally:
+        copied.close()
+    assert not any("DROP" in name for name in columns)

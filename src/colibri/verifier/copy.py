@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from colibri.core.database import Connection, Database
@@ -85,7 +84,7 @@ def _require_empty(dst: Database, destination: str) -> None:
     for table, _ in TABLES:
         if table in ("trail_head", "log_meta"):
             continue  # the migrations write their one row
-        if dst.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None:
+        if dst.execute(f"SELECT 1 FROM {quoted(table)} LIMIT 1").fetchone() is not None:
             raise CopyError(f"{destination} already holds data (table {table}); copy into an empty store")
 
 
@@ -104,37 +103,44 @@ def _copy(src: Database, dst: Database) -> dict[str, int]:
 
 
 def _copy_table(reader: Connection, writer: Connection, table: str, key: str) -> int:
-    cursor = reader.execute(f"SELECT * FROM {table} ORDER BY {key}")
-    first = cursor.fetchmany(BATCH)
-    if not first:
-        return 0
-    names: list[str] = first[0].keys()
-    columns = [name for name in names if name not in GENERATED.get(table, set())]
-    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
-    count, batch = 0, first
-    while batch:
-        writer.executemany(insert, [tuple(row[name] for name in columns) for row in batch])
+    columns = _known_columns(writer, table)
+    listed = ", ".join(quoted(name) for name in columns)
+    cursor = reader.tuples(f"SELECT {listed} FROM {quoted(table)} ORDER BY {key}")
+    insert = f"INSERT INTO {quoted(table)} ({listed}) VALUES ({', '.join('?' for _ in columns)})"
+    count = 0
+    while batch := cursor.fetchmany(BATCH):
+        writer.executemany(insert, batch)
         count += len(batch)
-        batch = cursor.fetchmany(BATCH)
     return count
+
+
+def _known_columns(db: Connection, table: str) -> list[str]:
+    """The columns Colibri's own migrations gave `table` (read from the migrated destination), less
+    the generated ones. A source may hold more (a column someone added by hand); they are not
+    copied, and no name read from the source ever reaches the SQL."""
+    names = [row[0] for row in db.execute(db.dialect.table_columns, (table,))]
+    return [name for name in names if name not in GENERATED.get(table, set())]
+
+
+def quoted(identifier: str) -> str:
+    """`identifier` as a quoted SQL identifier (the same on SQLite and PostgreSQL)."""
+    return '"' + identifier.replace('"', '""') + '"'
 
 
 def _compare(src: Database, dst: Database) -> None:
     for table, key in TABLES:
-        if _digest(src, table, key) != _digest(dst, table, key):
+        columns = _known_columns(dst, table)
+        if _digest(src, table, key, columns) != _digest(dst, table, key, columns):
             raise CopyError(f"table {table} differs between the source and the copy")
 
 
-def _digest(db: Database, table: str, key: str) -> str:
+def _digest(db: Database, table: str, key: str, columns: list[str]) -> str:
     digest = hashlib.sha256()
+    listed = ", ".join(quoted(name) for name in columns)
     with db.snapshot() as conn:
-        for row in _rows(conn, table, key):
+        for row in conn.tuples(f"SELECT {listed} FROM {quoted(table)} ORDER BY {key}"):
             digest.update(repr(tuple(_plain(value) for value in row)).encode())
     return digest.hexdigest()
-
-
-def _rows(conn: Connection, table: str, key: str) -> Iterator[tuple[object, ...]]:
-    yield from conn.tuples(f"SELECT * FROM {table} ORDER BY {key}")
 
 
 def _plain(value: object) -> object:
