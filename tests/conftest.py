@@ -6,6 +6,8 @@ them runs on SQLite and on a PostgreSQL server the session starts itself (tests/
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,6 +25,36 @@ BACKENDS = ["sqlite", "postgres"]
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _untracked_or_changed() -> set[str] | None:
+    """`git status --porcelain` of the checkout, as a set of lines (None outside a git checkout)."""
+    if shutil.which("git") is None or not (CHECKOUT / ".git").exists():
+        return None
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=CHECKOUT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return set(done.stdout.splitlines()) if done.returncode == 0 else None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def leaves_the_checkout_clean() -> Iterator[None]:
+    """The suite writes nothing into the checkout (SPEC §14): every file a test makes lives in a
+    temporary folder. Whatever `git status` shows at the end that it did not show at the start was
+    left by the run, and fails it, named."""
+    before = _untracked_or_changed()
+    yield
+    after = _untracked_or_changed()
+    if before is not None and after is not None:
+        left = sorted(after - before)
+        assert left == [], f"the test run left these in the checkout: {left}"
 
 
 @pytest.fixture(scope="session")

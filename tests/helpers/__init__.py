@@ -55,11 +55,14 @@ def clean_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
     return env
 
 
-def colibri(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def colibri(
+    *args: str, env: dict[str, str], timeout: float = 120, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """The `colibri` command as a subprocess, its output captured as text."""
     return subprocess.run(
         [sys.executable, "-m", "colibri", *args],
         env=env,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,

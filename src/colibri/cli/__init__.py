@@ -126,11 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"colibri: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.command == "serve":
+    if args.command in ("serve", "call"):
+        # `call` starts a server with this environment: it refuses what that server would refuse.
         problem = signing_key_problem(config)
         if problem is not None:
-            print(f"colibri serve: {problem}", file=sys.stderr)
+            print(f"colibri {args.command}: {problem}", file=sys.stderr)
             return EXIT_USAGE
+    if args.command == "serve":
         return _serve(config) if args.http is None else _serve_http(config, args)
     if args.command == "tools":
         return _tools(config)
@@ -259,9 +261,13 @@ def _call(tool: str, raw_arguments: str) -> int:
         return EXIT_USAGE
     import anyio
 
-    from colibri.client import call_once
+    from colibri.client import ServerDidNotStart, call_once
 
-    envelope = anyio.run(call_once, tool, arguments)
+    try:
+        envelope = anyio.run(call_once, tool, arguments)
+    except ServerDidNotStart as exc:
+        print(f"colibri call: the server ended before it answered: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     _emit(json.dumps(envelope, indent=2, ensure_ascii=False) + "\n")
     failed = envelope.get("ok") is not True or (
         isinstance(envelope.get("data"), dict) and envelope["data"].get("ok") is False

@@ -45,7 +45,15 @@ class Config:
         env = os.environ if env is None else env
         mode = _choice(env, "COLIBRI_MODE", Mode, "FULL", upper=True)
         default_db = "data/colibri.test.db" if mode is Mode.TEST else "data/colibri.db"
-        db_path = Path(env.get("COLIBRI_DB_PATH") or default_db)
+        raw_path = env.get("COLIBRI_DB_PATH") or default_db
+        if "://" in raw_path:
+            # Taken as a file name it would quietly make a SQLite file named `postgresql:/...` here.
+            raise ConfigError(
+                "COLIBRI_DB_PATH",
+                raw_path,
+                ["a SQLite file path; a postgresql:// URL goes in COLIBRI_DB_URL instead"],
+            )
+        db_path = Path(raw_path)
         skills_dirs = path_list(env, "COLIBRI_SKILLS_DIR")
         db_url = env.get("COLIBRI_DB_URL") or None
         if db_url is not None and not db_url.startswith(("postgresql://", "postgres://")):

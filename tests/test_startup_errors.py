@@ -1,0 +1,66 @@
+"""Start-up errors are one line (SPEC §14): a line naming the problem and the fix, no traceback,
+exit 2 for configuration, and nothing left behind by a refused start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHECKOUT, _untracked_or_changed
+from tests.helpers import clean_env, colibri, missing_part
+
+URL = "postgresql://colibri@127.0.0.1:1/colibri"
+
+
+def _one_line(stderr: str) -> str:
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["serve"], ["call", "server_health"], ["tools"], ["verify"]])
+def test_a_url_in_colibri_db_path_points_at_colibri_db_url(tmp_path: Path, command: list[str]) -> None:
+    """Taken as a file name, the URL used to become a SQLite file `postgresql:/...` in the working
+    folder, and the server served from it as if all were well."""
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    env = clean_env(tmp_path, COLIBRI_DB_PATH=URL)
+    done = colibri(*command, env=env, cwd=workdir)
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert "COLIBRI_DB_PATH" in line and "COLIBRI_DB_URL" in line
+    assert list(workdir.iterdir()) == [], "a refused start makes no file"
+
+
+def test_call_refuses_what_its_server_would_refuse_in_one_line(tmp_path: Path) -> None:
+    """PostgreSQL without a signing key: the server `call` starts would refuse to boot, and `call`
+    printed the SDK's 80-line 'Connection closed' traceback after the server's own line."""
+    done = colibri(
+        "call", "server_health", env=clean_env(tmp_path, COLIBRI_DB_URL=URL, COLIBRI_SIGNING_KEY="")
+    )
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("colibri call: ") and "COLIBRI_SIGNING_KEY" in line
+    assert done.stdout == ""
+
+
+def test_the_checkout_guard_sees_a_file_a_test_would_leave() -> None:
+    """The session guard of conftest.py compares `git status` before and after the run; this shows
+    it notices a stray file (the run itself must leave none: the committed `postgresql:` files of an
+    old test are gone)."""
+    before = _untracked_or_changed()
+    if before is None:
+        missing_part("git and a git checkout: the guard has nothing to compare without them")
+    stray = CHECKOUT / "postgresql:" / "stray-test-file"
+    stray.parent.mkdir(exist_ok=True)
+    try:
+        stray.write_text("left behind")
+        after = _untracked_or_changed()
+        assert after is not None
+        assert after - before == {"?? postgresql:/stray-test-file"}
+    finally:
+        stray.unlink()
+        stray.parent.rmdir()
+    assert _untracked_or_changed() == before
