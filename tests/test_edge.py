@@ -7,6 +7,10 @@ where that case's answers end, so a case that went unanswered (or answered twice
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import termios
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,3 +123,87 @@ def test_the_limit_is_configurable(tmp_path: Path) -> None:
         assert refusal["error"]["code"] == INVALID_REQUEST and "4,096 bytes" in refusal["error"]["message"]
         assert pong == {"jsonrpc": "2.0", "id": 6, "result": {}}
         assert wire.close() == 0
+
+
+# --- whatever stdin and stdout are (SPEC §14: every malformed line is answered, the first included) ---
+
+FIRST_LINE_GARBAGE = b'garbage\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+
+
+def _answers(output: bytes) -> list[dict[str, Any]]:
+    # A terminal's line discipline turns "\n" into "\r\n" on the way out.
+    return [json.loads(line) for line in output.replace(b"\r\n", b"\n").splitlines() if line.strip()]
+
+
+def _expect_both_answered(answers: list[dict[str, Any]]) -> None:
+    assert {"jsonrpc": "2.0", "id": 1, "result": {}} in answers
+    [refusal] = [answer for answer in answers if "error" in answer]
+    assert refusal["id"] is None and refusal["error"]["code"] == PARSE
+
+
+@pytest.mark.parametrize("stdin_kind", ["pipe", "file"])
+@pytest.mark.parametrize("stdout_kind", ["pipe", "file"])
+def test_a_malformed_first_line_is_answered_whatever_stdin_and_stdout_are(
+    tmp_path: Path, stdin_kind: str, stdout_kind: str
+) -> None:
+    """`colibri serve < requests.jsonl > answers.jsonl` used the SDK's own transport, which drops
+    a malformed line without a word; so did a pipe into a file."""
+    requests, answers = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    requests.write_bytes(FIRST_LINE_GARBAGE)
+    with requests.open("rb") as source, answers.open("wb") as sink:
+        process = subprocess.Popen(
+            serve_argv(),
+            stdin=source if stdin_kind == "file" else subprocess.PIPE,
+            stdout=sink if stdout_kind == "file" else subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=clean_env(tmp_path),
+        )
+        out, _ = process.communicate(None if stdin_kind == "file" else FIRST_LINE_GARBAGE, timeout=60)
+    assert process.returncode == 0
+    _expect_both_answered(_answers(answers.read_bytes() if stdout_kind == "file" else out))
+
+
+def test_a_malformed_first_line_is_answered_on_a_terminal(tmp_path: Path) -> None:
+    """`printf 'garbage\\n{...ping...}\\n' | colibri serve` typed in a terminal: stdout is a tty."""
+    controller, terminal = pty.openpty()
+    attributes = termios.tcgetattr(terminal)
+    attributes[3] &= ~termios.ECHO
+    termios.tcsetattr(terminal, termios.TCSANOW, attributes)
+    try:
+        process = subprocess.Popen(
+            serve_argv(),
+            stdin=subprocess.PIPE,
+            stdout=terminal,
+            stderr=subprocess.DEVNULL,
+            env=clean_env(tmp_path),
+        )
+        os.close(terminal)
+        terminal = -1
+        process.communicate(FIRST_LINE_GARBAGE, timeout=60)
+        output = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the terminal's last writer is gone and everything was read
+                break
+            if not chunk:
+                break
+            output += chunk
+    finally:
+        os.close(controller)
+        if terminal != -1:
+            os.close(terminal)
+    assert process.returncode == 0
+    _expect_both_answered(_answers(output))
+
+
+def test_stdin_at_dev_null_ends_the_session_at_once(tmp_path: Path) -> None:
+    done = subprocess.run(
+        serve_argv(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=clean_env(tmp_path),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout == b""

@@ -5,9 +5,10 @@ streams: portable, and right for regular files, but every call pays for the thre
 0.25 ms of a 0.6 ms round trip here; the switchboard pays twice). Both `colibri serve` and the
 switchboard use this instead:
 
-- `stdio_streams()` serves on our own stdin/stdout when both are pipes or sockets, and falls back
-  to the SDK's `stdio_server` otherwise. Like the SDK, it points fd 0 at /dev/null and fd 1 at
-  stderr while serving, so a stray print anywhere in the process can never reach the wire;
+- `stdio_streams()` serves on our own stdin/stdout, whatever they are: pipes, sockets and terminals
+  through the loop's transports, regular files and /dev/null through unpollable.py's, so every
+  line meets the same edge. Like the SDK, it points fd 0 at /dev/null and fd 1 at stderr while
+  serving, so a stray print anywhere in the process can never reach the wire;
 - `ProcessTransport` (process.py) starts a downstream server (POSIX) and talks to it over its
   pipes, with the shutdown the MCP spec describes: close its stdin, then terminate and kill its group.
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -30,13 +30,13 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from colibri.pipes import edge
 from colibri.pipes.diverting import Divert, DivertingReader
 from colibri.pipes.inflight import DEFAULT_LIMIT_S, answer_before_eof
 from colibri.pipes.streams_base import ClosedOnExit, ReceiveIteration
+from colibri.pipes.unpollable import ByteSink, read_side, write_side
 
 LINE_LIMIT = 64 * 1024 * 1024  # the default of COLIBRI_MAX_MESSAGE_BYTES
 
@@ -52,10 +52,8 @@ def stdio_streams(
 ) -> AbstractAsyncContextManager[tuple[Any, Any]]:
     """(read stream, write stream) over stdin/stdout for `Server.run`; `limit` caps one message, and
     every request read before stdin's end is answered first (bounded by `answer_within_s`, see
-    inflight.py). `divert` sees each line first, when stdin and stdout are pipes."""
-    if _pollable(sys.stdin.fileno()) and _pollable(sys.stdout.fileno()):
-        return _answering(_pipe_streams(limit, divert), answer_within_s)
-    return _answering(stdio_server(), answer_within_s)
+    inflight.py). `divert` sees each line first."""
+    return _answering(_pipe_streams(limit, divert), answer_within_s)
 
 
 @asynccontextmanager
@@ -66,11 +64,6 @@ async def _answering(
         yield answer_before_eof(read_stream, write_stream, limit_s)
 
 
-def _pollable(descriptor: int) -> bool:
-    mode = os.fstat(descriptor).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 @asynccontextmanager
 async def _pipe_streams(limit: int, divert: Divert | None) -> AsyncIterator[tuple[LineReader, LineWriter]]:
     loop = asyncio.get_running_loop()
@@ -78,9 +71,8 @@ async def _pipe_streams(limit: int, divert: Divert | None) -> AsyncIterator[tupl
     reader.divert = divert  # before the pipe is open: the divert sees every line, the first included
     stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
     stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
-    read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-    write_transport, write_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
-    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+    read_transport = await read_side(loop, reader, stdin)
+    writer = await write_side(loop, stdout)
     line_writer = LineWriter(writer)
     if divert is not None:
         divert.attach(line_writer)
@@ -206,7 +198,7 @@ class LineReader(ReceiveIteration, ClosedOnExit):
 class LineWriter(ClosedOnExit):
     """Writes one JSON-RPC message per line, waiting only when the pipe pushes back."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, writer: ByteSink) -> None:
         self._writer = writer
         self._closed = False
 
