@@ -1,8 +1,11 @@
 """The verifiable log's commands (SPEC §11), added to `colibri`'s parser by cli/__init__.py.
 
 colibri key generate --name NAME --out FILE
+colibri key show FILE
+colibri key rotate --from OLD_FILE --to NEW_FILE
 colibri checkpoint
 colibri log entries [--from I] [--to J]
+colibri log find --record SEQ | --action CORRELATION_ID
 colibri prove inclusion INDEX [--size N]
 colibri prove consistency OLD NEW
 colibri verify --checkpoint FILE --key VERIFIER_KEY
@@ -25,7 +28,9 @@ _URL_HELP = "a PostgreSQL store, postgresql://... (default: COLIBRI_DB_URL when 
 
 def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     """Add the log's commands to the `colibri` subparsers, and --checkpoint/--key to verify."""
-    key = commands.add_parser("key", help="make a checkpoint signing key", description="Signing keys.")
+    key = commands.add_parser(
+        "key", help="make, show or rotate the checkpoint signing key", description="Signing keys."
+    )
     key_commands = key.add_subparsers(dest="key_command", metavar="ACTION", required=True)
     generate = key_commands.add_parser(
         "generate",
@@ -36,6 +41,28 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     )
     generate.add_argument("--name", required=True, help="key name, e.g. example.com/colibri (no spaces or +)")
     generate.add_argument("--out", required=True, metavar="FILE", help="where to write the signer key")
+    show = key_commands.add_parser(
+        "show",
+        help="print a key file's verifier key",
+        description="Print the verifier key (NAME+HASH+KEY) of the signer key in FILE: the key that "
+        "`verify --checkpoint --key` takes. Reads FILE only.",
+    )
+    show.add_argument("file", metavar="FILE", help="a signer key file (`colibri key generate`)")
+    rotate = key_commands.add_parser(
+        "rotate",
+        help="hand the log's signing over to a new key",
+        description="Record a key handover: sign one checkpoint of the log as it stands with the key in "
+        "OLD_FILE and the key in NEW_FILE, naming the new verifier key in it, store and export it, and print "
+        "it. From then on servers must sign with NEW_FILE (a boot with the old key exits 2), and "
+        "`verify --checkpoint --key OLD` follows the handover to checkpoints the new key signed. Stop the "
+        "servers first, then restart them with COLIBRI_SIGNING_KEY=NEW_FILE.",
+    )
+    rotate.add_argument(
+        "--from", dest="old", required=True, metavar="OLD_FILE", help="the current signer key"
+    )
+    rotate.add_argument("--to", dest="new", required=True, metavar="NEW_FILE", help="the new signer key")
+    rotate.add_argument("--db", metavar="PATH", help=_DB_HELP)
+    rotate.add_argument("--db-url", metavar="URL", help=_URL_HELP)
 
     checkpoint = commands.add_parser(
         "checkpoint",
@@ -59,6 +86,18 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     entries.add_argument("--to", dest="last", type=int, metavar="J", help="last index (default: the last)")
     entries.add_argument("--db", metavar="PATH", help=_DB_HELP)
     entries.add_argument("--db-url", metavar="URL", help=_URL_HELP)
+    find = log_commands.add_parser(
+        "find",
+        help="print the log index of a thought record or a call",
+        description="Print the index of the log entry that logs thought record SEQ, or the call whose "
+        "correlation id is CORRELATION_ID (e.g. for `colibri prove inclusion`). Exit 2 when there is no "
+        "such record or call, 1 when no entry logs it. Read-only.",
+    )
+    target = find.add_mutually_exclusive_group(required=True)
+    target.add_argument("--record", type=int, metavar="SEQ", help="a thought record's seq")
+    target.add_argument("--action", metavar="CORRELATION_ID", help="a call's correlation id (actions table)")
+    find.add_argument("--db", metavar="PATH", help=_DB_HELP)
+    find.add_argument("--db-url", metavar="URL", help=_URL_HELP)
 
     prove = commands.add_parser("prove", help="print an RFC 9162 proof", description="RFC 9162 proofs.")
     prove_commands = prove.add_subparsers(dest="prove_command", metavar="KIND", required=True)
@@ -105,13 +144,20 @@ def _store(args: argparse.Namespace, config: Config) -> Path | str:
 
 def run(args: argparse.Namespace, config: Config) -> int | None:
     """Run a log command; None when `args` is not one (plain `verify` stays cli/__init__.py's)."""
+    from colibri.cli import key_commands, verify_checkpoint
     from colibri.cli import log_commands as commands
 
     db = _store(args, config)
+    if args.command == "key" and args.key_command == "generate":
+        return key_commands.key_generate(args.name, args.out)
+    if args.command == "key" and args.key_command == "show":
+        return key_commands.key_show(args.file)
     if args.command == "key":
-        return commands.key_generate(args.name, args.out)
+        return key_commands.key_rotate(db, args.old, args.new, config.log_origin, config.checkpoint_export)
     if args.command == "checkpoint":
         return commands.checkpoint(db, config.signing_key, config.log_origin, config.checkpoint_export)
+    if args.command == "log" and args.log_command == "find":
+        return commands.log_find(db, args.record, args.action)
     if args.command == "log":
         return commands.log_entries(db, args.first, args.last)
     if args.command == "prove" and args.prove_command == "inclusion":
@@ -125,5 +171,5 @@ def run(args: argparse.Namespace, config: Config) -> int | None:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        return commands.verify_checkpoint(db, args.checkpoint, args.key, config.log_origin)
+        return verify_checkpoint.verify_checkpoint(db, args.checkpoint, args.key, config.log_origin)
     return None

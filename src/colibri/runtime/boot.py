@@ -15,9 +15,11 @@ import anyio.to_thread
 from colibri.core.errors import StorageError
 from colibri.core.modes import opens_database, writes_allowed
 from colibri.core.state import ServerState
-from colibri.domains.log.api import NoteError, log_action
+from colibri.domains.log.api import KeyContinuityError, NoteError, log_action
 from colibri.runtime.checkpoints import adopt, open_notary
 from colibri.runtime.config import Config
+from colibri.serving.exits import EXIT_USAGE
+from colibri.serving.signals import leave
 from colibri.storage import Database, Migration, open_database
 from colibri.storage.audit_log import mark_interrupted
 from colibri.storage.migrations import migrate, require_current
@@ -63,6 +65,11 @@ async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Mi
             except BaseException:
                 db.close()
                 raise
+    except KeyContinuityError as exc:
+        # Not a boot failure to serve through in MINIMAL: every later checkpoint would be refused
+        # too, so the operator must choose the key (SPEC §14). Exit 2, on stdio and HTTP alike.
+        log.error("cannot start: %s", exc)
+        leave(EXIT_USAGE)
     except (StorageError, NoteError, OSError) as exc:
         state.boot_error = without_paths(str(exc), config.db_path)
         log.error("boot failed, serving MINIMAL (server_ping, server_health only): %s", exc)

@@ -7,17 +7,21 @@ the CLI's (cli/log_commands.py).
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 
 from colibri.core.errors import StorageError
 from colibri.core.state import Checkpointer
+from colibri.domains.log import continuity
 from colibri.domains.log import notary as log_notary
 from colibri.domains.log.appends import adopt_existing
+from colibri.domains.log.continuity import KeyContinuityError
 from colibri.domains.log.keys import default_key_path, load_or_create, read_signer
 from colibri.domains.log.notary import Notary
-from colibri.domains.log.note import valid_name
+from colibri.domains.log.note import NoteError, valid_name
+from colibri.domains.log.store import latest_checkpoint
 from colibri.runtime.config import Config
 from colibri.storage import Database
 
@@ -37,12 +41,19 @@ def adopt(db: Database) -> None:
 
 def open_notary(config: Config, db: Database) -> Notary:
     """The checkpoint signer: COLIBRI_SIGNING_KEY, or colibri.key beside the database, made on
-    first boot (its verifier key is printed on stderr then)."""
+    first boot (its verifier key is printed on stderr then).
+
+    KeyContinuityError when that key did not sign the log's latest checkpoint (SPEC §14), or
+    when there is no key file but the log already has checkpoints: a new key made then would
+    sign the rest of the log unnoticed. A log without checkpoints accepts any key.
+    """
     if config.signing_key is not None:
         signer = read_signer(config.signing_key)
     else:
         origin = config.log_origin or log_notary.default_origin(db)
         path = default_key_path(config.db_path)
+        if not path.exists():
+            _refuse_a_new_key(db, path)
         signer, created = load_or_create(path, origin if valid_name(origin) else "colibri")
         if created:
             log.warning(
@@ -51,8 +62,21 @@ def open_notary(config: Config, db: Database) -> Notary:
                 path,
                 signer.verifier().key(),
             )
+    with db.snapshot() as conn:
+        continuity.check_signer(conn, signer.verifier())
     log.debug("log checkpoints are signed by %s", signer.verifier().key())
     return Notary(signer, config.log_origin, config.checkpoint_export)
+
+
+def _refuse_a_new_key(db: Database, path: Path) -> None:
+    with db.snapshot() as conn:
+        latest = latest_checkpoint(conn)
+    if latest is not None:
+        raise KeyContinuityError(
+            f"COLIBRI_SIGNING_KEY is unset and {path} does not exist, but the log's checkpoints are signed "
+            f"by {continuity.signer_of(latest)}; set COLIBRI_SIGNING_KEY to that key's file (a new key would "
+            "sign the rest of the log unnoticed)"
+        )
 
 
 def checkpoint_now(db: Database, notary: Checkpointer, reason: str) -> None:
@@ -60,7 +84,7 @@ def checkpoint_now(db: Database, notary: Checkpointer, reason: str) -> None:
     try:
         with db.atomic() as conn:
             made = notary.make_if_grown(conn, reason)
-    except (StorageError, LookupError) as exc:
+    except (StorageError, LookupError, NoteError) as exc:
         log.error("could not make a %s checkpoint: %s", reason, exc)
         return
     if made is not None:

@@ -23,12 +23,14 @@ from tests.domains.trail.helpers import raw_connection
 from tests.helpers import call, clean_env, colibri, connect, ok_data
 
 _FIRST = re.compile(r"^first difference: entry index (\d+)$", re.MULTILINE)
+_RANGE = re.compile(r"^first difference: an entry index from (\d+) to (\d+)$", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
-    """A database written by `colibri serve`: two sessions (one sealed) with records and calls,
-    the checkpoint made at the seal kept aside, then more calls after it."""
+    """A database written by `colibri serve`: a first session of two records sealed at once (its
+    checkpoint stays in the database), two sessions (one sealed) with records and calls, the
+    checkpoint made at that seal kept aside, then more calls after it."""
     folder = tmp_path_factory.mktemp("attack")
     env = clean_env(folder)
     key_file, verifier_key = generate_key(folder, env)
@@ -36,6 +38,11 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
 
     async def write() -> str:
         async with connect(env) as client:
+            ok_data(await call(client, "audit_session_start", {"session_id": "first"}))
+            for i in range(2):
+                args = {"session_id": "first", "kind": "plan", "content": f"plan {i}"}
+                ok_data(await call(client, "thought_record", args))
+            ok_data(await call(client, "merkle_finalize", {"session_id": "first"}))
             for session in ("early", "late"):
                 ok_data(await call(client, "audit_session_start", {"session_id": session}))
             for i in range(12):
@@ -93,7 +100,25 @@ def _entry_index(db: Path, kind: str, ref: int) -> int:
 def _first_difference(output: str) -> int:
     match = _FIRST.search(output)
     assert match, output
+    assert output.count("first difference") == 1, output
     return int(match.group(1))
+
+
+def _first_difference_range(output: str) -> tuple[int, int]:
+    """The range the report places the first difference in, named once and nowhere else."""
+    match = _RANGE.search(output)
+    assert match, output
+    assert output.count("first difference") == 1 and "first at" not in output, output
+    assert "..-1" not in output, output
+    return int(match.group(1)), int(match.group(2))
+
+
+def _first_checkpoint_size(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("SELECT size FROM log_checkpoints ORDER BY id LIMIT 1").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def rewrite_history(path: Path, seq: int, content: str) -> None:
@@ -153,11 +178,9 @@ def test_a_rewritten_record_passes_the_chain_check_but_not_the_checkpoint(
     assert "record seq 3" in output and "BROKEN" in output
 
 
-def test_rewriting_the_log_too_still_fails_the_checkpoint(
-    victim: Path, template: tuple[Path, Path, str]
-) -> None:
-    rewrite_history(victim, 3, "a decision nobody made")
-    conn = raw_connection(victim)
+def _rebuild_log(path: Path) -> None:
+    """Rebuild the whole log from the (rewritten) rows with Colibri's own code: entries and tree."""
+    conn = raw_connection(path)
     entries = conn.execute("SELECT kind, ref FROM log_entries ORDER BY idx").fetchall()
     records = dict(conn.execute("SELECT seq, hash FROM thought_records"))
     actions = {
@@ -170,18 +193,49 @@ def test_rewriting_the_log_too_still_fails_the_checkpoint(
     conn.execute("BEGIN")
     conn.execute("DELETE FROM log_entries")
     conn.execute("DELETE FROM log_nodes")
-    for kind, ref in entries:  # the same log, rebuilt from the rewritten rows with Colibri's own code
+    for kind, ref in entries:
         if kind == tree.RECORD:
             log_record(conn, ref, records[ref])
         else:
             log_action(conn, *actions[ref])
     conn.execute("COMMIT")
     conn.close()
+
+
+def test_rewriting_the_log_too_still_fails_the_checkpoint(
+    victim: Path, template: tuple[Path, Path, str]
+) -> None:
+    """Issue 23: a full forgery (records, entries and tree rehashed) is reported with the range its
+    first difference lies in, once: from the largest signed checkpoint kept in the database that
+    still matches to the checkpoint's last entry (it said "entry index 0 ... entries 0..-1")."""
+    rewrite_history(victim, 3, "a decision nobody made")
+    _rebuild_log(victim)
     assert _plain_verify(victim) == 0
     code, output = _verify(victim, template)
     assert code == 1, output
     assert "history was rewritten" in output
-    assert _first_difference(output) <= _entry_index(victim, "record", 3)
+    lo, hi = _first_difference_range(output)
+    assert lo == _first_checkpoint_size(victim) > 0, output
+    signed_size = int(template[1].read_text().split("\n")[1])
+    assert lo <= _entry_index(victim, "record", 3) <= hi == signed_size - 1
+
+
+def test_a_forgery_with_a_stale_tree_names_its_first_difference_once(
+    victim: Path, template: tuple[Path, Path, str]
+) -> None:
+    """Issue 23: rows and entries rewritten and one stored node left stale: the report said "first
+    difference: entry index 0" on one line and "first at entry 12" on the next. One range now,
+    ending where the stored tree first stops matching."""
+    rewrite_history(victim, 3, "a decision nobody made")
+    _rebuild_log(victim)
+    conn = raw_connection(victim)
+    # The node over entries 24..31 (level 3, index 3): post-order number 2*31 - popcount(31) + 3.
+    conn.execute("UPDATE log_nodes SET hash = zeroblob(32) WHERE id = ?", (tree.node_id(3, 3),))
+    conn.close()
+    code, output = _verify(victim, template)
+    assert code == 1, output
+    assert _first_difference_range(output) == (_first_checkpoint_size(victim), 24), output
+    assert "the stored tree no longer matches the entries from entry 24 on" in output
 
 
 @pytest.mark.parametrize(
@@ -314,4 +368,5 @@ def test_a_damaged_stored_tree_fails_the_checkpoint(victim: Path, template: tupl
     assert _plain_verify(victim) == 0
     code, output = _verify(victim, template)
     assert code == 1, output
-    assert "the stored tree no longer matches the entries (first at entry 0)" in output
+    assert "the stored tree no longer matches the entries from entry 0 on" in output
+    assert _first_difference(output) == 0

@@ -16,7 +16,7 @@ from colibri.storage import SQLiteDatabase
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
 from tests.domains.log.helpers import generate_key
-from tests.domains.trail.helpers import build_chain
+from tests.domains.trail.helpers import build_chain, raw_connection
 from tests.helpers import clean_env, colibri, query
 
 RECORDS = 37
@@ -124,3 +124,54 @@ def test_a_database_without_a_log_is_refused(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     done = colibri("log", "entries", "--db", str(tmp_path / "missing.db"), env=env)
     assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+def test_log_find_prints_the_index_of_a_record_or_a_call(
+    logged: tuple[dict[str, str], str], tmp_path: Path
+) -> None:
+    env, _ = logged
+    done = colibri("call", "audit_session_start", '{"session_id": "found"}', env=env)
+    assert done.returncode == 0, done.stderr
+    db = tmp_path / "colibri.db"
+    correlation_id = query(db, "SELECT correlation_id FROM actions ORDER BY sequence_no DESC")[0][0]
+    action_index = query(db, "SELECT idx FROM log_entries WHERE kind = 'action'")[0][0]
+    for args, expected in (
+        (("--record", "1"), 0),
+        (("--record", str(RECORDS)), RECORDS - 1),
+        (("--action", correlation_id), action_index),
+    ):
+        found = colibri("log", "find", *args, env=env)
+        assert found.returncode == 0, found.stderr
+        assert found.stdout == f"{expected}\n"
+    for args in (("--record", "999"), ("--action", "no-such-call")):
+        missing = colibri("log", "find", *args, env=env)
+        assert missing.returncode == 2 and missing.stdout == "" and "there is no" in missing.stderr
+    assert colibri("log", "find", env=env).returncode == 2  # one of --record and --action is required
+    conn = raw_connection(db)
+    conn.execute("DELETE FROM log_entries WHERE kind = 'record' AND ref = 5")
+    conn.close()
+    unlogged = colibri("log", "find", "--record", "5", env=env)
+    assert unlogged.returncode == 1 and "is in no log entry" in unlogged.stderr
+
+
+def test_verify_refuses_a_huge_checkpoint_file_and_quotes_little_of_a_bad_line(
+    logged: tuple[dict[str, str], str], tmp_path: Path
+) -> None:
+    """Issue 23: `verify --checkpoint /dev/zero` read without limit and echoed a 50 MB line."""
+    env, verifier_key = logged
+    endless = colibri("verify", "--checkpoint", "/dev/zero", "--key", verifier_key, env=env, timeout=30)
+    assert endless.returncode == 2 and "over 1 MiB" in endless.stderr
+    assert len(endless.stderr) < 500 and endless.stdout == ""
+    big = tmp_path / "big.checkpoint"
+    big.write_bytes(b"x" * (1 << 20) + b"\n")
+    assert colibri("verify", "--checkpoint", str(big), "--key", verifier_key, env=env).returncode == 2
+
+    note = colibri("checkpoint", env=env).stdout
+    long_line = "\u2014 " + "A" * 500_000  # a signature line of half a megabyte
+    bad = tmp_path / "bad.checkpoint"
+    bad.write_text(note + long_line + "\n")
+    done = colibri("verify", "--checkpoint", str(bad), "--key", verifier_key, env=env)
+    assert done.returncode == 1 and "REJECTED" in done.stdout
+    assert repr(long_line[:200]) + "... (500,002 characters)" in done.stderr  # 200 characters of it
+    assert "A" * 199 not in done.stderr
+    assert len(done.stdout) + len(done.stderr) < 2000

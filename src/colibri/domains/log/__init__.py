@@ -10,6 +10,7 @@ live in the database.
     checkpoint.py  C2SP tlog-checkpoint bodies
     notary.py      making, storing and exporting checkpoints
     keys.py        signer key files
+    continuity.py  one signing key per log until a recorded handover (SPEC §14)
     store.py       the database id and stored checkpoints
     scan.py        the exact pass: entries, rows and stored tree, naming the first difference
     fastcheck.py   the fast, parallel pass over aligned ranges (nodecheck.py: its tree part)
@@ -18,7 +19,7 @@ live in the database.
     status.py      rechecking the log for audit_verify_chain
     api.py         what the trail, the proof store and the audit writer (through the chain) call
 
-The `colibri key/checkpoint/log/prove/verify --checkpoint` commands are in cli/log_commands.py.
+The `colibri key/checkpoint/log/prove/verify --checkpoint` commands are in cli/ (log.py parses).
 """
 
 from colibri.domains.log.schema import MIGRATIONS, POSTGRES_MIGRATIONS

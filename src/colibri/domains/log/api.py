@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from colibri.core.database import Database
 from colibri.domains.log.appends import adopt_existing, log_action, log_record
+from colibri.domains.log.continuity import KeyContinuityError
 from colibri.domains.log.models import LogStatus
 from colibri.domains.log.notary import SEAL
 from colibri.domains.log.note import NoteError
@@ -11,6 +12,7 @@ from colibri.domains.log.store import seal_checkpoint
 
 __all__ = [
     "SEAL",
+    "KeyContinuityError",
     "LogStatus",
     "NoteError",
     "adopt_existing",

@@ -9,7 +9,7 @@ import binascii
 from dataclasses import dataclass
 
 from colibri.core.merkle import HASH_SIZE
-from colibri.domains.log.note import NoteRejected, Verifier, open_note
+from colibri.domains.log.note import NoteRejected, Verifier, open_note, shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ def parse_body(text: str) -> Checkpoint:
     if not valid_origin(origin):
         raise NoteRejected("the checkpoint's origin line is empty or not printable")
     if not size_text.isascii() or not size_text.isdigit() or (size_text != "0" and size_text[0] == "0"):
-        raise NoteRejected(f"the checkpoint's size {size_text!r} is not a decimal number")
+        raise NoteRejected(f"the checkpoint's size {shown(size_text)} is not a decimal number")
     try:
         root = base64.b64decode(root_text, validate=True)
     except (binascii.Error, ValueError):

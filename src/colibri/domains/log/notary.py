@@ -10,14 +10,14 @@ from pathlib import Path
 
 from colibri.core.clock import utc_now
 from colibri.core.database import Connection
-from colibri.domains.log import store, tree
+from colibri.domains.log import continuity, store, tree
 from colibri.domains.log.checkpoint import Checkpoint
 from colibri.domains.log.note import Signer, sign
 from colibri.domains.log.store import StoredCheckpoint
 
 log = logging.getLogger("colibri.log")
 
-SEAL, INTERVAL, SHUTDOWN, ON_DEMAND = "seal", "interval", "shutdown", "on-demand"
+SEAL, INTERVAL, SHUTDOWN, ON_DEMAND, ROTATION = "seal", "interval", "shutdown", "on-demand", "key-rotation"
 
 
 def default_origin(conn: Connection) -> str:
@@ -33,16 +33,37 @@ class Notary:
     export_dir: Path | None = None
 
     def make(self, conn: Connection, reason: str, session_id: str | None = None) -> StoredCheckpoint:
-        """Sign the log as it stands in this transaction; store and export the note."""
+        """Sign the log as it stands in this transaction; store and export the note.
+
+        KeyContinuityError when the latest checkpoint was signed by another key: a server whose
+        key was rotated away (`colibri key rotate`) stops signing instead of forking the key chain.
+        """
+        verifier = self.signer.verifier()
+        continuity.check_signer(conn, verifier)
         size = tree.size(conn)
         root = tree.root(conn, size)
         origin = self.origin or default_origin(conn)
         note = sign(Checkpoint(origin, size, root).body(), self.signer)
-        checkpoint = StoredCheckpoint(size, root, note, reason, session_id, utc_now())
-        store.insert_checkpoint(conn, checkpoint)
+        made = StoredCheckpoint(size, root, note, reason, session_id, utc_now(), verifier.key())
+        return self._keep(conn, made)
+
+    def hand_over(self, conn: Connection, new: Signer) -> StoredCheckpoint:
+        """Sign the log as it stands with this key and `new`, naming `new` in the checkpoint
+        (continuity.py); from then on only `new` may sign."""
+        continuity.check_signer(conn, self.signer.verifier())
+        size = tree.size(conn)
+        root = tree.root(conn, size)
+        origin = self.origin or default_origin(conn)
+        body = Checkpoint(origin, size, root, (continuity.handover_line(new.verifier()),)).body()
+        note = sign(body, self.signer, new)
+        made = StoredCheckpoint(size, root, note, ROTATION, None, utc_now(), new.verifier().key())
+        return self._keep(conn, made)
+
+    def _keep(self, conn: Connection, checkpoint: StoredCheckpoint) -> StoredCheckpoint:
+        stored = store.insert_checkpoint(conn, checkpoint)
         if self.export_dir is not None:
-            export(self.export_dir, checkpoint)
-        return checkpoint
+            export(self.export_dir, stored)
+        return stored
 
     def make_if_grown(self, conn: Connection, reason: str) -> StoredCheckpoint | None:
         """A new checkpoint when the log has grown since the latest one (or has none yet)."""

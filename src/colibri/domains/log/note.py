@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 ALG_ED25519 = 1
 SIGNATURE_PREFIX = "— "
 MAX_SIGNATURES = 100
+SHOWN_CHARS = 200  # the most of a bad input line any message echoes (SPEC §14)
 
 
 class NoteError(ValueError):
@@ -130,12 +131,22 @@ class Signer:
         return Ed25519PrivateKey.from_private_bytes(self.seed).sign(message)
 
 
-def sign(text: str, signer: Signer) -> str:
-    """The signed note: `text`, a blank line, and the signer's signature line."""
+def sign(text: str, signer: Signer, *more: Signer) -> str:
+    """The signed note: `text`, a blank line, and one signature line per signer, in order."""
     _check_text(text)
     body = text.encode()
-    signature = base64.b64encode(signer.hash.to_bytes(4, "big") + signer.sign(body)).decode()
-    return f"{text}\n{SIGNATURE_PREFIX}{signer.name} {signature}\n"
+    lines = []
+    for each in (signer, *more):
+        signature = base64.b64encode(each.hash.to_bytes(4, "big") + each.sign(body)).decode()
+        lines.append(f"{SIGNATURE_PREFIX}{each.name} {signature}\n")
+    return f"{text}\n{''.join(lines)}"
+
+
+def shown(line: str) -> str:
+    """A line of untrusted input as an error message may quote it: at most SHOWN_CHARS characters."""
+    if len(line) <= SHOWN_CHARS:
+        return repr(line)
+    return f"{line[:SHOWN_CHARS]!r}... ({len(line):,} characters)"
 
 
 def open_note(message: str, verifier: Verifier) -> str:
@@ -169,14 +180,14 @@ def open_note(message: str, verifier: Verifier) -> str:
 
 def _parse_signature_line(line: str) -> tuple[str, bytes]:
     if not line.startswith(SIGNATURE_PREFIX):
-        raise NoteRejected(f"signature line {line!r} does not start with an em dash and a space")
+        raise NoteRejected(f"signature line {shown(line)} does not start with an em dash and a space")
     name, _, data = line[len(SIGNATURE_PREFIX) :].partition(" ")
     try:
         signature = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         signature = b""
     if not valid_name(name) or len(signature) < 5:
-        raise NoteRejected(f"signature line {line!r} is malformed")
+        raise NoteRejected(f"signature line {shown(line)} is malformed")
     return name, signature
 
 

@@ -12,11 +12,17 @@ average one; leaf hashes are not stored, they are one SHA-256 of an entry away.
 
 `log_meta` holds the database's random id (the default checkpoint origin is
 `colibri/<id>`) and whether rows written before the log existed were adopted into it.
+
+`log_checkpoints.verifier_key` (0016) is the verifier key of the key that signed each
+checkpoint, so a boot with another signing key can be refused naming both (SPEC §14); rows
+signed before the column existed keep NULL, and their note's signature line stands in.
 """
 
 from __future__ import annotations
 
 from colibri.storage import Migration
+
+KEYS = Migration("0016_log_checkpoint_keys", ("ALTER TABLE log_checkpoints ADD COLUMN verifier_key TEXT",))
 
 MIGRATIONS: list[Migration] = [
     Migration(
@@ -48,6 +54,7 @@ MIGRATIONS: list[Migration] = [
             " WHERE session_id IS NOT NULL",
         ),
     ),
+    KEYS,
 ]
 
 # The same tables on PostgreSQL: BYTEA hashes, BIGINT indexes, a serial checkpoint id; the
@@ -77,4 +84,5 @@ POSTGRES_MIGRATIONS: list[Migration] = [
             MIGRATIONS[0].statements[5],
         ),
     ),
+    KEYS,  # the same statement on both backends
 ]

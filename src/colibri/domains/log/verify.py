@@ -1,15 +1,16 @@
-"""Verifying a database's log against a signed checkpoint kept elsewhere (SPEC §11).
+"""Verifying a database's log against a signed checkpoint kept elsewhere (SPEC §11, §14).
 
-Checked, in this order: the note's signature by the verifier key; its origin is this log's;
-the log has at least the checkpoint's size; the root of the first `size` entries is the
-signed root; the stored tree proves the current log consistent with the checkpoint (RFC
-9162 §2.1.4); every entry still matches the record or action row it logs, and every
-record and finished action is logged. The first entry index that differs is named.
+Checked, in this order: the note's signature by the verifier key (or by a key that recorded
+handovers lead to from it, continuity.py); its origin is this log's; the log has at least the
+checkpoint's size; the root of the first `size` entries is the signed root (and so is the root at
+each handover used); the stored tree proves the current log consistent with the checkpoint (RFC
+9162 §2.1.4); every entry still matches the record or action row it logs, and every record and
+finished action is logged. The first entry index that differs is named.
 
 When the entries were rewritten together with their rows, nothing inside the file can say
 which entry changed; the checkpoints stored in the database that still verify under the
-key narrow it down: entries below the largest such checkpoint whose root still matches
-are unchanged.
+keys narrow it down to a range: entries below the largest such checkpoint whose root still
+matches are unchanged, and the first difference is below the checkpoint's size.
 """
 
 from __future__ import annotations
@@ -20,28 +21,48 @@ from dataclasses import dataclass, field
 from colibri.core.database import Connection, Database
 from colibri.domains.log import fastcheck, rfc9162, store, tree
 from colibri.domains.log.checkpoint import Checkpoint, open_checkpoint
+from colibri.domains.log.continuity import Handover, key_chain
 from colibri.domains.log.notary import default_origin
-from colibri.domains.log.note import NoteError, Verifier
+from colibri.domains.log.note import NoteError, Verifier, shown
 from colibri.domains.log.scan import ScanResult, scan
 
 
 @dataclass(slots=True)
 class CheckpointReport:
-    """What `verify --checkpoint` found; `first_index` is the first entry that differs."""
+    """What `verify --checkpoint` found. `first_difference` is (lo, hi): the first entry that
+    differs lies in lo..hi, and lo == hi when it is known exactly."""
 
     checkpoint: Checkpoint
+    signed_by: Verifier
+    handovers: list[Handover] = field(default_factory=list)  # from the given key to `signed_by`
     log_size: int = 0
     problems: list[str] = field(default_factory=list)
-    first_index: int | None = None
+    known: int | None = None  # the first entry known to differ
+    bounds: tuple[int, int] | None = None  # a range the first difference lies in, when not known
 
     @property
     def valid(self) -> bool:
         return not self.problems
 
+    @property
+    def first_difference(self) -> tuple[int, int] | None:
+        if self.bounds is None:
+            return None if self.known is None else (self.known, self.known)
+        lo, hi = self.bounds
+        if self.known is not None and self.known < lo:
+            return self.known, self.known
+        return lo, hi if self.known is None else min(hi, self.known)
+
     def fail(self, problem: str, index: int | None = None) -> None:
         self.problems.append(problem)
-        if index is not None and (self.first_index is None or index < self.first_index):
-            self.first_index = index
+        if index is not None and (self.known is None or index < self.known):
+            self.known = index
+
+    def narrow(self, problem: str, lo: int, hi: int) -> None:
+        """The first difference lies somewhere in lo..hi."""
+        self.problems.append(problem)
+        if self.bounds is None or hi < self.bounds[1]:
+            self.bounds = (lo, hi)
 
 
 def verify_against(
@@ -53,22 +74,23 @@ def verify_against(
 ) -> CheckpointReport:
     """Verify the log of the database `db` against the checkpoint `note`.
 
-    Raises NoteError when the note does not verify under the key (nothing else can be said
-    then). `origin` is the expected origin (None: `colibri/<database id>`); `pool` as for
-    fastcheck.check.
+    Raises NoteError when the note does not verify under the key, nor under a key that the
+    handovers recorded in the database lead to from it (nothing else can be said then).
+    `origin` is the expected origin (None: `colibri/<database id>`); `pool` as for fastcheck.check.
     """
-    checkpoint = open_checkpoint(note, verifier)
     with db.snapshot() as conn:
-        report = CheckpointReport(checkpoint)
         expected_origin = origin or default_origin(conn)
+        report = _opened(note, verifier, key_chain(conn, verifier, expected_origin))
+        checkpoint = report.checkpoint
         if checkpoint.origin != expected_origin:
             report.fail(
-                f"the checkpoint is for log {checkpoint.origin!r}, this database's log is {expected_origin!r}"
-                " (set COLIBRI_LOG_ORIGIN as the server had it)"
+                f"the checkpoint is for log {shown(checkpoint.origin)}, this database's log is "
+                f"{expected_origin!r} (set COLIBRI_LOG_ORIGIN as the server had it)"
             )
             return report
-        stored = _stored_signed(conn, verifier, checkpoint.origin)
-        sizes = frozenset({checkpoint.size, *stored})
+        keys = [verifier, *(handover.to for handover in report.handovers)]
+        stored = _stored_signed(conn, keys, checkpoint.origin)
+        sizes = frozenset({checkpoint.size, *stored, *(h.checkpoint.size for h in report.handovers)})
         size = tree.size(conn)
         # The parallel pass reads SQLite files by path; another store is checked over its connection.
         on_file = db.dialect.name == "sqlite"
@@ -88,9 +110,25 @@ def verify_against(
             where = result.first_tree_mismatch
             report.fail(
                 "the stored tree no longer matches the entries"
-                + ("" if where is None else f" (first at entry {where})")
+                + ("" if where is None else f" from entry {where} on"),
+                where,
             )
     return report
+
+
+def _opened(note: str, verifier: Verifier, chain: list[Handover]) -> CheckpointReport:
+    """The checkpoint opened by `verifier`, else by the newest key of the chain that opens it."""
+    try:
+        return CheckpointReport(open_checkpoint(note, verifier), verifier)
+    except NoteError as exc:
+        refused = exc
+    for at in range(len(chain) - 1, -1, -1):
+        try:
+            checkpoint = open_checkpoint(note, chain[at].to)
+        except NoteError:
+            continue
+        return CheckpointReport(checkpoint, chain[at].to, chain[: at + 1])
+    raise refused
 
 
 def _check_stored_root(conn: Connection, report: CheckpointReport, size: int, root: bytes) -> None:
@@ -120,27 +158,9 @@ def _check_prefix(  # noqa: PLR0917 - the pieces of one verification
             size,
         )
         return
-    if checkpoint.size and roots.get(checkpoint.size) != checkpoint.root:
-        proven = max(
-            (s for s, root in stored.items() if s <= checkpoint.size and roots.get(s) == root),
-            default=0,
-        )
-        located = (
-            result is not None
-            and result.first_difference is not None
-            and result.first_difference.index < checkpoint.size
-        )
-        report.fail(
-            f"the root of the log's first {checkpoint.size} entries is not the checkpoint's: history was "
-            "rewritten"
-            + (
-                ""
-                if located
-                else f"; entries 0..{proven - 1} still match a signed checkpoint, so the first difference "
-                f"is at an index from {proven} to {checkpoint.size - 1}"
-            ),
-            None if located else proven,
-        )
+    for handover in report.handovers:
+        _check_root(report, handover.checkpoint, roots, result, stored, "the key handover at that size")
+    if not _check_root(report, checkpoint, roots, result, stored, "the checkpoint"):
         return
     try:
         proof = tree.consistency_proof(conn, checkpoint.size, size) if checkpoint.size else []
@@ -153,14 +173,48 @@ def _check_prefix(  # noqa: PLR0917 - the pieces of one verification
         )
 
 
-def _stored_signed(conn: Connection, verifier: Verifier, origin: str) -> dict[int, bytes]:
-    """size -> root of every checkpoint stored in the database that verifies under the key."""
+def _check_root(  # noqa: PLR0917 - the pieces of one verification
+    report: CheckpointReport,
+    signed: Checkpoint,
+    roots: dict[int, bytes],
+    result: ScanResult | None,
+    stored: dict[int, bytes],
+    whose: str,
+) -> bool:
+    """Whether the log's first `signed.size` entries have the signed root; if not, say so and
+    name the first difference, or the range it lies in when the rows cannot tell."""
+    if not signed.size or roots.get(signed.size) == signed.root:
+        return True
+    problem = f"the root of the log's first {signed.size} entries is not {whose}'s: history was rewritten"
+    first = None if result is None else result.first_difference
+    if first is not None and first.index < signed.size:
+        report.fail(problem)  # the rows name the entry: scan's difference is reported with it
+        return False
+    proven = max((s for s, root in stored.items() if s < signed.size and roots.get(s) == root), default=0)
+    report.narrow(
+        problem
+        + " together with its log entries, so the changed entry cannot be named exactly: "
+        + (
+            f"entries 0..{proven - 1} still match a signed checkpoint kept in the database"
+            if proven
+            else "no smaller signed checkpoint kept in the database still matches"
+        ),
+        proven,
+        signed.size - 1,
+    )
+    return False
+
+
+def _stored_signed(conn: Connection, keys: list[Verifier], origin: str) -> dict[int, bytes]:
+    """size -> root of every checkpoint stored in the database that verifies under one of the keys."""
     found = {}
     for kept in store.all_checkpoints(conn):
-        try:
-            checkpoint = open_checkpoint(kept.note, verifier)
-        except NoteError:
-            continue
-        if checkpoint.origin == origin:
-            found[checkpoint.size] = checkpoint.root
+        for key in keys:
+            try:
+                checkpoint = open_checkpoint(kept.note, key)
+            except NoteError:
+                continue
+            if checkpoint.origin == origin:
+                found[checkpoint.size] = checkpoint.root
+            break
     return found

@@ -1,0 +1,102 @@
+"""`colibri verify --checkpoint FILE --key VERIFIER_KEY`: the log against a checkpoint kept elsewhere.
+
+The file is read only up to MAX_CHECKPOINT_BYTES (a checkpoint is a few hundred bytes; a file
+over 1 MiB is refused unread beyond that), and no message echoes more than 200 characters of a
+bad line (note.shown), so `--checkpoint /dev/zero` ends at once with a short message.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from colibri.cli.log_store import Unusable, log_store, shown_store, usage
+from colibri.domains.log.fastcheck import worker_pool
+from colibri.domains.log.note import NoteError, Verifier
+from colibri.domains.log.verify import CheckpointReport, verify_against
+from colibri.serving.exits import EXIT_FAILED, EXIT_OK
+
+MAX_CHECKPOINT_BYTES = 1 << 20
+
+
+def verify_checkpoint(db_path: Path | str, checkpoint_file: str, key: str, origin: str | None) -> int:
+    """Exit 0 when the log holds the checkpoint's entries unchanged, 1 when not, 2 on unusable input."""
+    started = time.perf_counter()
+    try:
+        verifier = read_verifier(key)
+        note = read_checkpoint(checkpoint_file)
+        with worker_pool() as pool, log_store(db_path) as db:
+            report = verify_against(db, note, verifier, origin, pool)
+    except Unusable as exc:
+        return usage("verify", str(exc))
+    except NoteError as exc:
+        print(f"colibri verify: the checkpoint {checkpoint_file} is rejected: {exc}", file=sys.stderr)
+        print(f"result:           REJECTED — {exc}")
+        return EXIT_FAILED
+    print_report(db_path, checkpoint_file, report, time.perf_counter() - started)
+    return EXIT_OK if report.valid else EXIT_FAILED
+
+
+def read_checkpoint(path: str) -> str:
+    """The checkpoint file's text; Unusable when it cannot be read, is over 1 MiB or is not UTF-8."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CHECKPOINT_BYTES + 1)
+    except OSError as exc:
+        raise Unusable(f"cannot read checkpoint file {path}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_CHECKPOINT_BYTES:
+        raise Unusable(
+            f"checkpoint file {path} is over 1 MiB; a checkpoint is a few hundred bytes (origin, size, root "
+            "and signature lines): pass the <size>.checkpoint file the server exported"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unusable(
+            f"checkpoint file {path} is not UTF-8 text (byte {exc.start}); a checkpoint is text"
+        ) from None
+
+
+def read_verifier(key: str) -> Verifier:
+    """The verifier key itself, or a file holding it; Unusable otherwise."""
+    try:
+        return Verifier.parse(key)
+    except NoteError as exc:
+        path = Path(key)
+        if not path.is_file():
+            raise Unusable(
+                f"{exc}; pass --key NAME+HASH+KEY as `colibri key show` prints it, or a file"
+            ) from None
+    try:
+        with open(path, "rb") as handle:
+            return Verifier.parse(handle.read(4096).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, NoteError) as exc:
+        raise Unusable(f"cannot read a verifier key from file {path}: {exc}") from exc
+
+
+def print_report(db_path: Path | str, checkpoint_file: str, report: CheckpointReport, seconds: float) -> None:
+    cp = report.checkpoint
+    rate = f", {report.log_size / seconds:,.0f} entries/s" if seconds > 0 and report.log_size else ""
+    signed = "signature valid"
+    if report.handovers:
+        sizes = ", ".join(str(handover.checkpoint.size) for handover in report.handovers)
+        signed = f"signed by {report.signed_by.key()}, handed over from the given key at size {sizes}"
+    lines = [
+        f"database:         {shown_store(db_path)} (opened read-only)",
+        f"checkpoint:       {checkpoint_file}: {cp.origin}, size {cp.size}, root {cp.root.hex()} ({signed})",
+        f"log entries:      {report.log_size:,} checked in {seconds:.2f} s{rate}",
+    ]
+    first = report.first_difference
+    if first is not None:
+        lo, hi = first
+        where = f"entry index {lo}" if lo == hi else f"an entry index from {lo} to {hi}"
+        lines.append(f"first difference: {where}")
+    lines += [f"problem:          {problem}" for problem in report.problems]
+    verdict = (
+        f"VALID — the log holds the checkpoint's {cp.size} entries unchanged and only appended after them"
+        if report.valid
+        else "BROKEN — the log no longer matches the checkpoint"
+    )
+    lines.append(f"result:           {verdict}")
+    print("\n".join(lines))
