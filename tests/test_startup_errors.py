@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHECKOUT, _untracked_or_changed
+from tests.domains.log.helpers import generate_key
 from tests.helpers import clean_env, colibri, missing_part
 
 URL = "postgresql://colibri@127.0.0.1:1/colibri"
@@ -64,3 +65,20 @@ def test_the_checkout_guard_sees_a_file_a_test_would_leave() -> None:
         stray.unlink()
         stray.parent.rmdir()
     assert _untracked_or_changed() == before
+
+
+def test_call_reports_its_servers_refusal_in_one_line_with_its_exit_code(tmp_path: Path) -> None:
+    """The server `call` starts refuses at boot (a signing key that did not sign the log): `call`
+    says why in one line and exits 2 as the server did, where it printed a traceback."""
+    env = clean_env(tmp_path)
+    key_a, vkey_a = generate_key(tmp_path, env, "example.com/a")
+    key_b, vkey_b = generate_key(tmp_path, env, "example.com/b")
+    signed = colibri("call", "audit_session_start", "{}", env={**env, "COLIBRI_SIGNING_KEY": str(key_a)})
+    assert signed.returncode == 0, signed.stderr  # its shutdown signed a checkpoint with key a
+
+    done = colibri("call", "server_health", env={**env, "COLIBRI_SIGNING_KEY": str(key_b)})
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("colibri call: the server ended before it answered: cannot start: ")
+    assert vkey_a in line and vkey_b in line
+    assert done.stdout == ""

@@ -1,25 +1,35 @@
 """A one-shot client: start `colibri serve` with this environment, call one tool, return the envelope.
 
 The server's stderr is kept aside while it runs: shown afterwards when the call went through (a
-first boot's key warning matters), and read for the reason when the server went away before it
-answered — the SDK's "connection closed" says nothing of why (SPEC §14: start-up errors are one line).
+first boot's key warning matters), and read for the reason when the server ended before it
+answered — the SDK's "connection closed" says nothing of why (SPEC §14: start-up errors are one
+line, and the exit code says whether it was the configuration).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from typing import IO, Any
 
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
+
+from colibri.pipes import ProcessTransport
+
+# What the server's log lines carry before the message (serving/logs.py's format).
+_LOG_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d [\d:,]+ [A-Z]+ [\w.]+: ")
 
 
 class ServerDidNotStart(Exception):
     """The server ended before it answered; the message is its own last word on stderr."""
+
+    def __init__(self, reason: str, exit_code: int | None) -> None:
+        super().__init__(reason)
+        self.exit_code = exit_code
 
 
 def server_parameters(env: dict[str, str] | None = None) -> StdioServerParameters:
@@ -32,16 +42,16 @@ def server_parameters(env: dict[str, str] | None = None) -> StdioServerParameter
 
 async def call_once(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        server = ProcessTransport(server_parameters(), stderr=errlog)
         try:
-            async with Client(stdio_client(server_parameters(), errlog=errlog)) as client:
-                await (
-                    client.list_tools()
-                )  # returns once the server's phase 2 is over, so the call sees it booted
+            async with Client(server) as client:
+                # Returns once the server's phase 2 is over, so the call sees it booted.
+                await client.list_tools()
                 result = await client.call_tool(tool, arguments)
         except (MCPError, BaseExceptionGroup) as exc:
             if not _connection_closed(exc):
                 raise
-            raise ServerDidNotStart(_last_line(errlog)) from None
+            raise ServerDidNotStart(_last_line(errlog), server.returncode) from None
         errlog.seek(0)
         sys.stderr.write(errlog.read())
     envelope = result.structured_content
@@ -67,4 +77,4 @@ def _connection_closed(exc: BaseException) -> bool:
 def _last_line(errlog: IO[str]) -> str:
     errlog.seek(0)
     lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
-    return lines[-1] if lines else "it exited without saying why"
+    return _LOG_PREFIX.sub("", lines[-1]) if lines else "it exited without saying why"

@@ -267,7 +267,8 @@ def _call(tool: str, raw_arguments: str) -> int:
         envelope = anyio.run(call_once, tool, arguments)
     except ServerDidNotStart as exc:
         print(f"colibri call: the server ended before it answered: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        # Its configuration refused (exit 2) is ours too; anything else is a failure at run time.
+        return EXIT_USAGE if exc.exit_code == EXIT_USAGE else EXIT_FAILED
     _emit(json.dumps(envelope, indent=2, ensure_ascii=False) + "\n")
     failed = envelope.get("ok") is not True or (
         isinstance(envelope.get("data"), dict) and envelope["data"].get("ok") is False

@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 from types import TracebackType
+from typing import IO
 
 import anyio
 from mcp import StdioServerParameters
@@ -25,14 +26,20 @@ class ProcessTransport:
     TERM_WAIT_S = 0.8  # then SIGTERM, and this long before SIGKILL
     KILL_WAIT_S = 2.0  # then SIGKILL, and this long for the kernel to reap it
 
-    def __init__(self, params: StdioServerParameters) -> None:
+    def __init__(self, params: StdioServerParameters, stderr: IO[str] | None = None) -> None:
         self._params = params
+        self._stderr = stderr  # None: the server writes to our own stderr
         self._process: asyncio.subprocess.Process | None = None
         self._stdout: asyncio.ReadTransport | None = None
 
     @property
     def pid(self) -> int | None:
         return None if self._process is None else self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The server's exit status once it has ended (and been waited for), else None."""
+        return None if self._process is None else self._process.returncode
 
     async def __aenter__(self) -> tuple[LineReader, LineWriter]:
         params = self._params
@@ -45,6 +52,7 @@ class ProcessTransport:
                 *params.args,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=write_fd,
+                stderr=self._stderr,
                 env=get_default_environment() | (params.env or {}),
                 cwd=params.cwd,
                 start_new_session=True,
