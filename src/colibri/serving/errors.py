@@ -1,0 +1,26 @@
+"""What can stop a program from serving, each error with the exit code its command leaves with.
+
+ServingError        one line for stderr (str) and `exit_code`
+ ├── AddressError   the address cannot be listened on (unresolvable, in use, not this machine's)
+ └── UnsafeFile     a secrets file others could write to (a tokens file mode 0666)
+"""
+
+from __future__ import annotations
+
+from colibri.serving.exits import EXIT_USAGE
+
+
+class ServingError(Exception):
+    """A start-up failure the command reports in one line, then leaves with `exit_code`."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class AddressError(ServingError):
+    """The HOST:PORT given cannot be listened on; the message names it and the reason."""
+
+
+class UnsafeFile(ServingError):
+    """A file that holds secrets is writable by other users; the message names it and the fix."""
