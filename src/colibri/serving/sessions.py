@@ -89,16 +89,23 @@ class PrincipalSessions:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 opened = MutableHeaders(scope=message).get(SESSION_HEADER)
                 if opened is not None:
+                    # Counted as a session from here, no longer as an opening: the request
+                    # itself may take a while yet to wind down after its answer has gone.
                     self._sessions[opened] = _Session(principal, in_flight=1)
+                    self._opened(principal)
             await send(message)
 
         try:
             await self.app(scope, receive, noting_the_session)
         finally:
-            self._opening[principal] -= 1
-            if not self._opening[principal]:
-                del self._opening[principal]
+            if opened is None:
+                self._opened(principal)
             self._done(opened, principal, None)
+
+    def _opened(self, principal: str) -> None:
+        self._opening[principal] -= 1
+        if not self._opening[principal]:
+            del self._opening[principal]
 
     async def _session_request(
         self, principal: str, session_id: str, scope: Scope, receive: Receive, send: Send
