@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from colibri.cli.http_address import http_address
+from colibri.cli.http_address import http_address, http_limits, served
 from colibri.runtime.config import Config
-from colibri.serving.exits import EXIT_OK, EXIT_USAGE
+from colibri.serving.exits import EXIT_USAGE
 
 
 def add_arguments(serve: argparse.ArgumentParser) -> None:
@@ -24,7 +24,9 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
         help="a host name clients use to reach the server (Host/Origin allow-list); repeatable",
     )
     serve.add_argument(
-        "--public-url", metavar="URL", help="the base URL clients use, e.g. https://colibri.example.com"
+        "--public-url",
+        metavar="URL",
+        help="the base URL clients use, e.g. https://colibri.example.com (https makes the cookie Secure)",
     )
 
 
@@ -34,21 +36,14 @@ def run(config: Config, args: argparse.Namespace) -> int:
     from colibri.runtime.app import App
     from colibri.runtime.http import HttpOptions, serve_http
     from colibri.serving import logs
+    from colibri.ui.pages import page_routes
 
     address = http_address("serve", args, "call every tool; create a token with `colibri token create`")
-    if address is None:
+    limits = http_limits("serve")
+    if address is None or limits is None:
         return EXIT_USAGE
     host, port = address
     logs.configure(config.log_level)
-    from colibri.domains.log.note import Verifier
-    from colibri.ui.checkpoints import verifier_for
-    from colibri.ui.pages import page_routes
-    from colibri.ui.serve import page_hosts
-
-    hosts = page_hosts(host, tuple(args.allow_host))
-
-    def verifier() -> Verifier | None:
-        return verifier_for(config.db_path, config.signing_key)
 
     options = HttpOptions(
         host,
@@ -57,11 +52,8 @@ def run(config: Config, args: argparse.Namespace) -> int:
         tuple(args.allow_host),
         args.public_url,
         pages=lambda reader: page_routes(
-            reader,
-            require_token=not args.no_auth,
-            hosts=hosts,
-            verifier=verifier,
+            reader, require_token=not args.no_auth, verifier=reader.verifier, public_url=args.public_url
         ),
+        limits=limits,
     )
-    anyio.run(serve_http, App(config), options)
-    return EXIT_OK
+    return served("serve", lambda: anyio.run(serve_http, App(config), options))
