@@ -6,9 +6,14 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+import anyio
 import pytest
 
+from colibri.serving.errors import served
+from colibri.serving.listen import listen
 from tests.helpers import clean_env, colibri
+
+IN_USE = "the port is already in use by another process; stop it or choose another port"
 
 FACES = [("serve", "--http"), ("ui", "--http")]
 
@@ -30,10 +35,7 @@ def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path, face: tuple[str, s
         holder.listen()
         port = holder.getsockname()[1]
         line = _refused((*face, f"127.0.0.1:{port}"), clean_env(tmp_path))
-    assert line == (
-        f"colibri {face[0]}: cannot listen on 127.0.0.1:{port}: the port is already in use by another "
-        "process; stop it or choose another port"
-    )
+    assert line == f"colibri {face[0]}: cannot listen on 127.0.0.1:{port}: {IN_USE}"
 
 
 @pytest.mark.parametrize("face", FACES)
@@ -64,3 +66,21 @@ def test_a_bad_http_limit_names_its_variable(tmp_path: Path, face: tuple[str, st
     assert (
         "COLIBRI_HTTP_MAX_SESSIONS_PER_PRINCIPAL='0' is not valid; use a whole number greater than 0" in line
     )
+
+
+async def _bind_in_a_task_group(port: int) -> None:
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(anyio.sleep, 30)
+        listen("127.0.0.1", port)  # raised inside the group: an ExceptionGroup reaches anyio.run
+
+
+def test_a_start_up_error_inside_a_task_group_is_still_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        code = served("switchboard", lambda: anyio.run(_bind_in_a_task_group, port))
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == f"colibri switchboard: cannot listen on 127.0.0.1:{port}: {IN_USE}\n"
+    assert served("switchboard", lambda: None) == 0

@@ -1,19 +1,15 @@
 """What `colibri serve --http` and `colibri ui` share at the command line: the `--http HOST:PORT`
-argument and its one rule (`--no-auth` only on a loopback address), the `COLIBRI_HTTP_*` limits,
-and start-up failures told in one line with their exit code."""
+argument and its one rule (`--no-auth` only on a loopback address), and the `COLIBRI_HTTP_*` limits.
+Start-up failures are told in one line by `serving.errors.served`."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from colibri.serving.exits import EXIT_OK
-
 if TYPE_CHECKING:  # the HTTP stack loads only for the commands that serve
-    from colibri.serving.errors import ServingError
     from colibri.serving.http_limits import HttpLimits
 
 
@@ -48,24 +44,3 @@ def http_limits(command: str) -> HttpLimits | None:
     except ValueError as exc:
         print(f"colibri {command}: {exc}", file=sys.stderr)
         return None
-
-
-def served(command: str, serve: Callable[[], object]) -> int:
-    """Run `serve` (an `anyio.run` of a face); a start-up failure (`ServingError`: an address
-    that cannot be listened on, ...) is one line on stderr and its exit code, never a traceback."""
-    from colibri.serving.errors import ServingError
-
-    failure: ServingError | None = None
-    try:
-        serve()
-    except* ServingError as group:
-        failure = _first(group)
-    if failure is None:
-        return EXIT_OK
-    print(f"colibri {command}: {failure}", file=sys.stderr)
-    return failure.exit_code
-
-
-def _first(group: BaseExceptionGroup[ServingError]) -> ServingError:
-    leaf = group.exceptions[0]
-    return _first(leaf) if isinstance(leaf, BaseExceptionGroup) else leaf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from colibri.cli.http_address import http_address, http_limits, served
+from colibri.cli.http_address import http_address, http_limits
 from colibri.runtime.config import Config
 from colibri.serving.exits import EXIT_USAGE
 
@@ -36,6 +36,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
     from colibri.runtime.app import App
     from colibri.runtime.http import HttpOptions, serve_http
     from colibri.serving import logs
+    from colibri.serving.errors import served
     from colibri.ui.pages import page_routes
 
     address = http_address("serve", args, "call every tool; create a token with `colibri token create`")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from colibri.cli.http_address import http_address, http_limits, served
+from colibri.cli.http_address import http_address, http_limits
 from colibri.runtime.config import Config
 from colibri.serving.exits import EXIT_FAILED, EXIT_USAGE
 
@@ -48,6 +48,7 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
 
     from colibri.core.errors import StorageError
     from colibri.serving import logs
+    from colibri.serving.errors import served
     from colibri.ui.serve import UiOptions, serve_ui
 
     address = http_address("ui", args, "read the board, the trail and the audit; use a token")

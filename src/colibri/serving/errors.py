@@ -7,7 +7,10 @@ ServingError        one line for stderr (str) and `exit_code`
 
 from __future__ import annotations
 
-from colibri.serving.exits import EXIT_USAGE
+import sys
+from collections.abc import Callable
+
+from colibri.serving.exits import EXIT_OK, EXIT_USAGE
 
 
 class ServingError(Exception):
@@ -24,3 +27,23 @@ class AddressError(ServingError):
 
 class UnsafeFile(ServingError):
     """A file that holds secrets is writable by other users; the message names it and the fix."""
+
+
+def served(command: str, serve: Callable[[], object]) -> int:
+    """Run `serve` (an `anyio.run` of a face) and return the command's exit code: a `ServingError`,
+    even one raised inside a task group, is one line on stderr under `colibri {command}` and its
+    exit code, never a traceback."""
+    failure: ServingError | None = None
+    try:
+        serve()
+    except* ServingError as group:
+        failure = _first(group)
+    if failure is None:
+        return EXIT_OK
+    print(f"colibri {command}: {failure}", file=sys.stderr)
+    return failure.exit_code
+
+
+def _first(group: BaseExceptionGroup[ServingError]) -> ServingError:
+    leaf = group.exceptions[0]
+    return _first(leaf) if isinstance(leaf, BaseExceptionGroup) else leaf
