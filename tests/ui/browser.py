@@ -57,11 +57,20 @@ def screenshot(page: Any, name: str) -> None:
 @contextmanager
 def ui_server(env: dict[str, str], tmp_path: Path, *args: str) -> Iterator[str]:
     """`colibri ui` on a free loopback port; yields its base URL."""
+    with ui_process(env, tmp_path, *args) as (base, _):
+        yield base
+
+
+@contextmanager
+def ui_process(
+    env: dict[str, str], tmp_path: Path, *args: str, host: str = "127.0.0.1"
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`colibri ui` on a free port of `host`; yields its loopback base URL and the process."""
     port = free_port()
     log = tmp_path / f"ui-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "colibri", "ui", "--http", f"127.0.0.1:{port}", *args],
+            [sys.executable, "-m", "colibri", "ui", "--http", f"{host}:{port}", *args],
             env=env,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -77,7 +86,7 @@ def ui_server(env: dict[str, str], tmp_path: Path, *args: str) -> Iterator[str]:
             except OSError:
                 assert time.monotonic() < deadline, f"colibri ui never answered: {log.read_text()}"
                 time.sleep(0.05)
-        yield base
+        yield base, process
     finally:
         process.terminate()
         process.wait(20)

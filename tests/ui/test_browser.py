@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from colibri.domains.log.keys import default_key_path, read_signer
 from tests.helpers import call, clean_env, connect, ok_data
 from tests.http.helpers import make_token
 from tests.ui.browser import browser_page, screenshot, ui_server
@@ -62,6 +63,11 @@ async def agent_workflow(env: dict[str, str]) -> dict[str, Any]:
     return {"first": first["id"], "second": second["id"], "third": third["id"], "session": sid}
 
 
+def verifier_key(db_path: Path) -> str:
+    """The verifier key of the signer key `colibri serve` made beside the database."""
+    return read_signer(default_key_path(db_path)).verifier().key()
+
+
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -71,7 +77,7 @@ def test_board_trail_and_tamper_in_chromium(tmp_path: Path) -> None:
     ids = anyio.run(agent_workflow, env)
     token = make_token(env, "supervisor", "read")
     db_path = Path(env["COLIBRI_DB_PATH"])
-    with ui_server(env, tmp_path) as base, browser_page() as page:
+    with ui_server(env, tmp_path, "--verifier-key", verifier_key(db_path)) as base, browser_page() as page:
         # Without the cookie every page asks for the token, once.
         page.goto(f"{base}/")
         assert page.url.startswith(f"{base}/login")

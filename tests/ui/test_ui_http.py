@@ -56,7 +56,7 @@ def test_bad_input_gets_a_clear_status(tmp_path: Path) -> None:
         assert get(f"{base}/audit?before=-1")[0] == 400
         assert get(f"{base}/tasks/T-404")[0] == 404
         assert get(f"{base}/trail/nope")[0] == 404
-        assert get(f"{base}/", {"Host": "evil.example"})[0] == 400
+        assert get(f"{base}/", {"Host": "evil.example"})[0] == 421
 
 
 def test_serve_http_shows_the_same_pages_at_root(tmp_path: Path) -> None:
@@ -72,6 +72,6 @@ def test_serve_http_shows_the_same_pages_at_root(tmp_path: Path) -> None:
         cookie = headers["set-cookie"].split(";", 1)[0]
         status, _, body = get(f"{server.base}/trail", {"Cookie": cookie})
         assert status == 200 and b'id="sessions"' in body
-        assert get(f"{server.base}/", {"Authorization": f"Bearer {token}", "Host": "evil.example"})[0] == 400
+        assert get(f"{server.base}/", {"Authorization": f"Bearer {token}", "Host": "evil.example"})[0] == 421
         # The MCP endpoint keeps its own rule: a cookie is not a bearer token.
         assert get(server.url, {"Cookie": cookie})[0] == 401

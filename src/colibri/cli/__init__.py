@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 from colibri import __version__
 from colibri.cli import log as log_cli
+from colibri.cli import serve_http as serve_http_cli
 from colibri.cli import tokens as tokens_cli
 from colibri.cli import ui as ui_cli
 from colibri.cli.db_command import add_db_command
-from colibri.cli.http_address import http_address
 from colibri.runtime.config import Config, ConfigError, signing_key_problem
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--http over Streamable HTTP for a whole team, bearer tokens required. "
         "Reads COLIBRI_MODE, COLIBRI_DB_PATH, COLIBRI_SKILLS_DIR, COLIBRI_LOG_LEVEL, COLIBRI_DB_SYNC.",
     )
-    _add_http_arguments(serve)
+    serve_http_cli.add_arguments(serve)
     tokens_cli.add_parser(commands)
     ui_cli.add_parser(commands)
     commands.add_parser(
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"colibri {args.command}: {problem}", file=sys.stderr)
             return EXIT_USAGE
     if args.command == "serve":
-        return _serve(config) if args.http is None else _serve_http(config, args)
+        return _serve(config) if args.http is None else serve_http_cli.run(config, args)
     if args.command == "tools":
         return _tools(config)
     if args.command == "ui":
@@ -180,64 +180,6 @@ def _describe_store(config: Config) -> str:
 
         return redact(config.db_url)
     return str(config.db_path.resolve())
-
-
-def _add_http_arguments(serve: argparse.ArgumentParser) -> None:
-    serve.add_argument(
-        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
-    )
-    serve.add_argument(
-        "--no-auth", action="store_true", help="accept requests without a token (loopback addresses only)"
-    )
-    serve.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a host name clients use to reach the server (Host/Origin allow-list); repeatable",
-    )
-    serve.add_argument(
-        "--public-url", metavar="URL", help="the base URL clients use, e.g. https://colibri.example.com"
-    )
-
-
-def _serve_http(config: Config, args: argparse.Namespace) -> int:
-    import anyio
-
-    from colibri.runtime.app import App
-    from colibri.runtime.http import HttpOptions, serve_http
-    from colibri.serving import logs
-
-    address = http_address("serve", args, "call every tool; create a token with `colibri token create`")
-    if address is None:
-        return EXIT_USAGE
-    host, port = address
-    logs.configure(config.log_level)
-    from colibri.domains.log.note import Verifier
-    from colibri.ui.checkpoints import verifier_for
-    from colibri.ui.pages import page_routes
-    from colibri.ui.serve import page_hosts
-
-    hosts = page_hosts(host, tuple(args.allow_host))
-
-    def verifier() -> Verifier | None:
-        return verifier_for(config.db_path, config.signing_key)
-
-    options = HttpOptions(
-        host,
-        port,
-        not args.no_auth,
-        tuple(args.allow_host),
-        args.public_url,
-        pages=lambda reader: page_routes(
-            reader,
-            require_token=not args.no_auth,
-            hosts=hosts,
-            verifier=verifier,
-        ),
-    )
-    anyio.run(serve_http, App(config), options)
-    return EXIT_OK
 
 
 def _tools(config: Config) -> int:

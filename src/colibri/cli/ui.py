@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from colibri.cli.http_address import http_address
+from colibri.cli.http_address import http_address, http_limits
 from colibri.runtime.config import Config
-from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from colibri.serving.exits import EXIT_FAILED, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from colibri.domains.log.note import Verifier
 
 
 def add_parser(commands: Any) -> None:
@@ -16,10 +19,28 @@ def add_parser(commands: Any) -> None:
         "ui",
         help="serve read-only pages: the board, the trail, the audit",
         description="Serve the board, the trail and the audit as HTML pages over COLIBRI_DB_PATH, opened "
-        "read-only. A token from `colibri token create` is asked for once and kept in a cookie.",
+        "read-only. A token from `colibri token create` is asked for once and kept in a cookie. "
+        "Limits: the COLIBRI_HTTP_* variables.",
     )
     ui.add_argument("--http", metavar="HOST:PORT", default="127.0.0.1:8765", help="default 127.0.0.1:8765")
     ui.add_argument("--no-auth", action="store_true", help="serve without a token (loopback addresses only)")
+    ui.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name people use to reach the pages (Host/Origin allow-list); repeatable",
+    )
+    ui.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the URL people use, e.g. https://colibri.example.com (https makes the cookie Secure)",
+    )
+    ui.add_argument(
+        "--verifier-key",
+        metavar="KEY",
+        help="the log's verifier key (NAME+HASH+KEY): checkpoints' signatures are checked with it",
+    )
 
 
 def run_ui(config: Config, args: argparse.Namespace) -> int:
@@ -27,20 +48,46 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
 
     from colibri.core.errors import StorageError
     from colibri.serving import logs
-    from colibri.ui.serve import serve_ui
+    from colibri.serving.errors import served
+    from colibri.ui.serve import UiOptions, serve_ui
 
     address = http_address("ui", args, "read the board, the trail and the audit; use a token")
-    if address is None:
+    limits = http_limits("ui")
+    if address is None or limits is None:
+        return EXIT_USAGE
+    try:
+        verifier = _verifier(args.verifier_key)
+    except ValueError as exc:
+        print(f"colibri ui: {exc}", file=sys.stderr)
         return EXIT_USAGE
     host, port = address
+    options = UiOptions(
+        host,
+        port,
+        require_token=not args.no_auth,
+        allowed_hosts=tuple(args.allow_host),
+        public_url=args.public_url,
+        verifier=verifier,
+        limits=limits,
+    )
     logs.configure(config.log_level)
     try:
-        anyio.run(
-            lambda: serve_ui(
-                config.db_path, host, port, require_token=not args.no_auth, signing_key=config.signing_key
-            )
-        )
+        return served("ui", lambda: anyio.run(serve_ui, config.db_path, options))
     except StorageError as exc:
         print(f"colibri ui: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    return EXIT_OK
+
+
+def _verifier(text: str | None) -> Verifier | None:
+    """The parsed --verifier-key (None when not given); ValueError saying what a key looks like."""
+    if text is None:
+        return None
+    from colibri.domains.log.note import NoteError, Verifier
+
+    try:
+        return Verifier.parse(text)
+    except NoteError as exc:
+        raise ValueError(
+            f"--verifier-key is not a verifier key ({exc}); give the NAME+HASH+KEY line the log's "
+            "checkpoints are signed for"
+        ) from exc

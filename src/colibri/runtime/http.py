@@ -2,16 +2,19 @@
 
 Phase 1 is the HTTP server itself; phase 2 runs beside it (`App.boot`). `/healthz` says the
 process is up; `/readyz` is 200 only once phase 2 has opened the database in a mode that
-serves tools, else 503 with the reason. On SIGTERM the runner stops accepting and lets the
-requests in flight finish; then the database closes once the last call has left the chain.
+serves tools, else 503 with the reason (a boot failure's details only to a loopback client:
+they may name the database's user, host and port). Every route is behind the shared checks
+(`serving.guards`) and MCP sessions are capped per token (`serving.sessions`). On SIGTERM the
+runner stops accepting and lets the requests in flight finish; then the database closes once
+the last call has left the chain.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 from starlette.requests import Request
@@ -26,10 +29,23 @@ from colibri.runtime.app import App
 from colibri.runtime.duties import duties
 from colibri.runtime.http_auth import DatabaseTokenVerifier, auth_settings
 from colibri.runtime.server import build_server
-from colibri.serving.http import base_url, run_http, security_for
+from colibri.serving.guards import guarded
+from colibri.serving.hosts import AllowedHosts, is_loopback
+from colibri.serving.http import base_url, run_http
+from colibri.serving.http_limits import HttpLimits
+from colibri.serving.listen import listen
+from colibri.serving.sessions import cap_sessions
+
+if TYPE_CHECKING:
+    from colibri.domains.log.note import Verifier
 
 log = logging.getLogger("colibri")
 T = TypeVar("T")
+
+BOOT_FAILED_ELSEWHERE = (
+    "boot failed, serving MINIMAL (server_ping, server_health only); the reason is in the server's "
+    "log and in /readyz asked from the server's own machine"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +55,7 @@ class HttpOptions:
     auth: bool = True
     allowed_hosts: Sequence[str] = ()
     public_url: str | None = None  # the base URL clients use, when not http://HOST:PORT
+    limits: HttpLimits = field(default_factory=HttpLimits)  # COLIBRI_HTTP_*
     # The human pages at / (`colibri.ui`, wired by the CLI: it sits beside the runtime, not below).
     pages: Callable[[AppReader], Sequence[Route]] | None = None
 
@@ -57,6 +74,14 @@ class AppReader:
                 raise StorageError(f"the database is not open yet ({self._app.readiness() or 'booting'})")
             return await in_worker(work, db)
 
+    def verifier(self) -> Verifier | None:
+        """The verifier key of the signer this server holds in memory (no key file is read);
+        None before phase 2, or where it signs nothing (a read-only mode)."""
+        from colibri.domains.log.notary import Notary  # the crypto only once a page needs it
+
+        notary = self._app.state.notary
+        return notary.signer.verifier() if isinstance(notary, Notary) else None
+
 
 def probe_routes(app: App) -> list[Route]:
     async def healthz(request: Request) -> JSONResponse:
@@ -66,25 +91,35 @@ def probe_routes(app: App) -> list[Route]:
         reason = app.readiness()
         if reason is None:
             return JSONResponse({"status": "ready", "mode": app.state.mode.value})
+        if app.state.boot_error is not None and not (request.client and is_loopback(request.client.host)):
+            reason = BOOT_FAILED_ELSEWHERE
         return JSONResponse({"status": "not ready", "reason": reason}, status_code=503)
 
     return [Route("/healthz", healthz, methods=["GET"]), Route("/readyz", readyz, methods=["GET"])]
 
 
 async def serve_http(app: App, options: HttpOptions) -> None:
-    """Serve until SIGTERM or SIGINT; returns with the database closed."""
+    """Serve until SIGTERM or SIGINT; returns with the database closed. A bad address is an
+    `AddressError` raised before anything has started."""
+    listener = listen(options.host, options.port)
+    limits = options.limits
     server = build_server(app)
     url = (options.public_url or base_url(options.host, options.port)).rstrip("/")
+    hosts = AllowedHosts.for_bind(options.host, options.allowed_hosts, options.public_url)
     web = server.streamable_http_app(
         host=options.host,
-        transport_security=security_for(options.host, options.allowed_hosts),
+        transport_security=hosts.transport_security(),
         auth=auth_settings(url) if options.auth else None,
         token_verifier=DatabaseTokenVerifier(app) if options.auth else None,
+        max_request_body_size=limits.max_body_bytes,
+        session_idle_timeout=limits.session_idle_s,
+        max_sessions=limits.max_sessions,
         custom_starlette_routes=[
             *probe_routes(app),
             *(options.pages(AppReader(app)) if options.pages else ()),
         ],
     )
+    cap_sessions(web, limits.max_sessions_per_principal, limits.session_idle_s)
     log.info(
         "colibri %s serving Streamable HTTP at %s/mcp (%s); mode %s",
         __version__,
@@ -95,7 +130,7 @@ async def serve_http(app: App, options: HttpOptions) -> None:
     async with anyio.create_task_group() as tasks:
         for duty in duties(app):
             tasks.start_soon(duty)
-        await run_http(web, options.host, options.port)
+        await run_http(guarded(web, hosts, limits), options.host, options.port, limits, listener=listener)
         tasks.cancel_scope.cancel()
     log.info("HTTP server stopped; closing the database once the last call has finished")
     async with app.chain.lock:

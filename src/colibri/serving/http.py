@@ -1,8 +1,9 @@
 """The HTTP runner: an ASGI app (the SDK's Streamable HTTP app) under uvicorn, on HOST:PORT.
 
 A stop signal ends the server loop (signals.py); `run_http` then returns and the program
-closes what it owns. DNS-rebinding protection follows the host (`security_for`); slow sockets
-and open connections are bounded by `HttpLimits` (http_limits.py).
+closes what it owns. The socket is bound first (listen.py), so a bad address is one line. The
+checks in front of every route are `guards.guarded`; DNS-rebinding protection follows the host
+(hosts.py); slow sockets and open connections are bounded by `HttpLimits` (http_limits.py).
 """
 
 from __future__ import annotations
@@ -15,62 +16,54 @@ from typing import Any
 import anyio
 from mcp.server.transport_security import TransportSecuritySettings
 
+from colibri.serving.hosts import LOOPBACK_NAMES as LOOPBACK
+from colibri.serving.hosts import WILDCARD, AllowedHosts, bracketed, is_loopback
 from colibri.serving.http_limits import HttpLimits, timed_protocol
+from colibri.serving.listen import listen
 from colibri.serving.signals import DRAIN_GRACE_S, on_stop_signal
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-WILDCARD = ("0.0.0.0", "::", "")
-
-
-def is_loopback(host: str) -> bool:
-    return host in LOOPBACK or host.startswith("127.")
+__all__ = ["LOOPBACK", "WILDCARD", "base_url", "is_loopback", "run_http", "security_for", "web_server"]
 
 
 def base_url(host: str, port: int) -> str:
     """http://HOST:PORT as a client would write it; a wildcard bind is named by this machine."""
     name = socket.gethostname() if host in WILDCARD else host
-    return f"http://{_bracketed(name)}:{port}"
+    return f"http://{bracketed(name)}:{port}"
 
 
-def _bracketed(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
+async def run_http(
+    app: Any,
+    host: str,
+    port: int,
+    limits: HttpLimits | None = None,
+    *,
+    listener: socket.socket | None = None,
+) -> None:
+    """Serve `app` until SIGTERM or SIGINT, then return once the server has shut down.
 
-
-async def run_http(app: Any, host: str, port: int, limits: HttpLimits | None = None) -> None:
-    """Serve `app` until SIGTERM or SIGINT, then return once the server has shut down."""
+    `listener` is a socket `listen(host, port)` bound already, so that a program reports a bad
+    address (`AddressError`) before it starts anything or says it is serving; without one the
+    socket is bound here, raising the same error before anything is served."""
+    sock = listener or listen(host, port)
     web = web_server(app, host, port, limits or HttpLimits())
 
     async def stop() -> None:
         web.should_exit = True
 
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(lambda: on_stop_signal(stop))
-        await web.serve()
-        tasks.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: on_stop_signal(stop))
+            await web.serve(sockets=[sock])
+            tasks.cancel_scope.cancel()
+    finally:
+        sock.close()  # uvicorn closes it on a normal shutdown, not when cancelled
 
 
-def security_for(host: str, extra_hosts: Iterable[str] = ()) -> TransportSecuritySettings | None:
-    """DNS-rebinding protection, always on: the Host (and any Origin) must name this server.
-
-    Loopback with nothing extra: the SDK's own settings. A wildcard bind (0.0.0.0, ::) accepts
-    the loopback names and this machine's hostname; `extra_hosts` adds the names (DNS names,
-    addresses) clients use to reach it from elsewhere."""
-    extra = list(extra_hosts)
-    if host in LOOPBACK and not extra:
-        return None
-    if host in WILDCARD:
-        names = [*LOOPBACK, socket.gethostname(), socket.getfqdn(), *extra]
-    elif is_loopback(host):
-        names = [*LOOPBACK, host, *extra]
-    else:
-        names = [host, *extra]
-    shown = list(dict.fromkeys(_bracketed(name) for name in names if name))
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{name}:*" for name in shown] + shown,
-        allowed_origins=[f"{scheme}://{name}:*" for name in shown for scheme in ("http", "https")]
-        + [f"{scheme}://{name}" for name in shown for scheme in ("http", "https")],
-    )
+def security_for(host: str, extra_hosts: Iterable[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection in the SDK's terms, always on: the Host (and any Origin) must
+    name this server (`hosts.AllowedHosts.for_bind`). The `guards` check the same list on every
+    route; this keeps the SDK's own check at `/mcp` in agreement with them."""
+    return AllowedHosts.for_bind(host, extra_hosts).transport_security()
 
 
 def web_server(app: Any, host: str, port: int, limits: HttpLimits) -> Any:

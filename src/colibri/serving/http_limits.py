@@ -1,14 +1,18 @@
-"""Bounds on an HTTP face (serving/http.py): sessions it keeps, sockets it waits on.
+"""Bounds on an HTTP face (serving/http.py): sessions it keeps, bodies it reads, sockets it waits on.
 
 - Stateful sessions are closed after `session_idle_s` without a request and capped at
-  `max_sessions` (the SDK's defaults, 30 min and 10,000, hold about 400 MB of idle state).
+  `max_sessions` (the SDK's defaults, 30 min and 10,000, hold about 400 MB of idle state), and at
+  `max_sessions_per_principal` for one token, so one token cannot lock the others out.
+- A request body is capped before it is read: `max_body_bytes` at `/mcp`, `max_form_bytes` on
+  every other path (forms, probes); beyond it the answer is 413. The whole body must arrive
+  within `body_timeout_s` of the headers, else 408 (guards/body.py).
 - A connection that has not finished sending a request's headers within `header_timeout_s`
   (a slow-loris client, or one that connects and says nothing) is closed; uvicorn by itself only
   times out idle keep-alive connections between requests. `max_connections` caps open
   connections (uvicorn answers 503 beyond it).
 
 Each is set by a `COLIBRI_HTTP_*` variable, read once at the entry point of the program that
-serves HTTP (switchboard/cli.py).
+serves HTTP (cli/serve_http.py, cli/ui.py, switchboard/cli.py).
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ class HttpLimits:
     max_sessions: int = 256
     header_timeout_s: float = 10.0
     max_connections: int = 512
+    max_sessions_per_principal: int = 32
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_form_bytes: int = 16 * 1024
+    body_timeout_s: float = 30.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> HttpLimits:
@@ -34,12 +42,20 @@ class HttpLimits:
         defaults = cls()
         return cls(
             session_idle_s=_positive(env, "COLIBRI_HTTP_SESSION_IDLE_S", defaults.session_idle_s),
-            max_sessions=int(_positive(env, "COLIBRI_HTTP_MAX_SESSIONS", defaults.max_sessions, whole=True)),
+            max_sessions=_whole(env, "COLIBRI_HTTP_MAX_SESSIONS", defaults.max_sessions),
             header_timeout_s=_positive(env, "COLIBRI_HTTP_HEADER_TIMEOUT_S", defaults.header_timeout_s),
-            max_connections=int(
-                _positive(env, "COLIBRI_HTTP_MAX_CONNECTIONS", defaults.max_connections, whole=True)
+            max_connections=_whole(env, "COLIBRI_HTTP_MAX_CONNECTIONS", defaults.max_connections),
+            max_sessions_per_principal=_whole(
+                env, "COLIBRI_HTTP_MAX_SESSIONS_PER_PRINCIPAL", defaults.max_sessions_per_principal
             ),
+            max_body_bytes=_whole(env, "COLIBRI_HTTP_MAX_BODY_BYTES", defaults.max_body_bytes),
+            max_form_bytes=_whole(env, "COLIBRI_HTTP_MAX_FORM_BYTES", defaults.max_form_bytes),
+            body_timeout_s=_positive(env, "COLIBRI_HTTP_BODY_TIMEOUT_S", defaults.body_timeout_s),
         )
+
+
+def _whole(env: Mapping[str, str], name: str, default: int) -> int:
+    return int(_positive(env, name, default, whole=True))
 
 
 def _positive(env: Mapping[str, str], name: str, default: float, *, whole: bool = False) -> float:

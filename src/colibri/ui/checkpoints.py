@@ -1,14 +1,14 @@
 """The checkpoints the trail page shows (SPEC §11): the one made at the session's seal and the
-latest, each with whether its signature opens under the verifier key."""
+latest, each with whether its signature opens under the verifier key. The key is a verifier key
+(`colibri ui --verifier-key`, or the signer `serve --http` holds in memory): the pages never
+open a signer's key file (SPEC §14)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from colibri.core.database import Connection
 from colibri.domains.log.checkpoint import open_checkpoint
-from colibri.domains.log.keys import KeyFileError, default_key_path, read_signer
 from colibri.domains.log.note import NoteError, Verifier
 from colibri.domains.log.store import StoredCheckpoint, latest_checkpoint, seal_checkpoint
 
@@ -20,18 +20,6 @@ class ShownCheckpoint:
     made_at: str
     reason: str
     signature_ok: bool | None  # None: no verifier key to check it with
-
-
-def verifier_for(db_path: Path, signing_key: Path | None) -> Verifier | None:
-    """The verifier key of the server's signer key (COLIBRI_SIGNING_KEY, or colibri.key beside the
-    database), or None when there is none to read here."""
-    path = signing_key or default_key_path(db_path)
-    if not path.is_file():
-        return None
-    try:
-        return read_signer(path).verifier()
-    except KeyFileError:
-        return None
 
 
 def session_checkpoints(

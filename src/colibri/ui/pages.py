@@ -2,6 +2,8 @@
 
 Every page is plain HTML that reads without JavaScript and refreshes itself (a meta refresh:
 polling that needs no script). Nothing here writes: handlers only call `views`, which read.
+The Host/Origin allow-list, the body caps and the anti-framing headers are the face's, in front
+of every route (`serving.guards`); `/login` adds its own rule: a same-origin POST only.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from starlette.routing import Route
 from colibri import __version__
 from colibri.core.errors import StorageError
 from colibri.domains.log.note import Verifier
+from colibri.serving.origin import same_origin_post
 from colibri.ui import auth, views
 from colibri.ui.reader import Reader
 
@@ -44,24 +47,16 @@ def page_routes(
     reader: Reader,
     *,
     require_token: bool,
-    hosts: frozenset[str] | None = None,
     verifier: Callable[[], Verifier | None] = lambda: None,
+    public_url: str | None = None,
 ) -> list[Route]:
     """The pages, reading through `reader`; with `require_token` every page needs a valid token.
-    `hosts` (None: any) are the Host names answered, so a rebound DNS name reads nothing.
-    `verifier` gives the key checkpoints are checked with (read when asked: serve --http may
-    create its key only once it has booted)."""
-
-    def host_checked(handler: Handler) -> Handler:
-        async def run(request: Request) -> Response:
-            if hosts is not None and _host_name(request.headers.get("host", "")) not in hosts:
-                return render("error.html", 400, title="Bad request", message="unknown Host header")
-            return await handler(request)
-
-        return run
+    `verifier` gives the key checkpoints are checked with (read when asked: serve --http has
+    its key only once it has booted). `public_url` is the URL people use (behind a proxy): an
+    https one makes the cookie `Secure`, and its origin may post the sign-in form."""
+    secure_cookie = (public_url or "").lower().startswith("https://")
 
     def guarded(handler: Handler) -> Handler:
-        @host_checked
         async def run(request: Request) -> Response:
             if require_token and await auth.principal_of(reader, auth.presented_token(request)) is None:
                 return auth.to_login(request)
@@ -112,6 +107,9 @@ def page_routes(
         return render("login.html", title="Sign in", next=auth.safe_next(request.query_params.get("next")))
 
     async def login(request: Request) -> Response:
+        if not same_origin_post(request.headers, public_url):
+            message = "Sign in from this server's own form: a sign-in posted by another site is refused."
+            return render("error.html", 403, title="Forbidden", message=message)
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         token = (form.get("token") or [""])[0].strip()
         wanted = auth.safe_next((form.get("next") or ["/"])[0])
@@ -119,7 +117,7 @@ def page_routes(
             message = "That token is not active here (unknown, revoked or expired)."
             return render("login.html", 401, title="Sign in", next=wanted, message=message)
         response = RedirectResponse(wanted, status_code=303)
-        return auth.with_cookie(response, token, secure=request.url.scheme == "https")
+        return auth.with_cookie(response, token, secure=secure_cookie or request.url.scheme == "https")
 
     async def logout(request: Request) -> Response:
         response = RedirectResponse("/login", status_code=303)
@@ -132,17 +130,10 @@ def page_routes(
         Route("/trail", guarded(sessions), methods=["GET"]),
         Route("/trail/{session_id}", guarded(session), methods=["GET"]),
         Route("/audit", guarded(audit), methods=["GET"]),
-        Route("/login", host_checked(login_form), methods=["GET"]),
-        Route("/login", host_checked(login), methods=["POST"]),
-        Route("/logout", host_checked(logout), methods=["GET"]),
+        Route("/login", login_form, methods=["GET"]),
+        Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["GET"]),
     ]
-
-
-def _host_name(header: str) -> str:
-    """The name in a Host header, without its port: `[::1]:80` -> `::1`, `a.b:80` -> `a.b`."""
-    if header.startswith("["):
-        return header[1 : header.find("]")].lower() if "]" in header else ""
-    return header.rsplit(":", 1)[0].lower() if header.count(":") == 1 else header.lower()
 
 
 def _int(value: str | None) -> int | None:

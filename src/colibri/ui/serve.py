@@ -1,63 +1,77 @@
 """`colibri ui`: the pages alone, over a read-only connection, on HOST:PORT.
 
 The database is opened read-only (SQLite `mode=ro`), so no page can write even by mistake;
-the pages then read what a running `colibri serve` writes. Host names are checked as for
-`colibri serve --http`, so a page cannot be read through a rebound DNS name.
+the pages then read what a running `colibri serve` writes. The face has the same checks in
+front of every route as `colibri serve --http` (`serving.guards`): the Host/Origin allow-list,
+the body caps, the anti-framing headers. Signatures are checked with a verifier key only: the
+signer's key file is never opened.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from colibri import __version__
 from colibri.domains.log.note import Verifier
-from colibri.serving.http import LOOPBACK, WILDCARD, base_url, is_loopback, run_http
+from colibri.serving.guards import guarded
+from colibri.serving.hosts import AllowedHosts
+from colibri.serving.http import base_url, run_http
+from colibri.serving.http_limits import HttpLimits
+from colibri.serving.listen import listen
 from colibri.storage import open_database
-from colibri.ui.checkpoints import verifier_for
 from colibri.ui.pages import page_routes
 from colibri.ui.reader import OwnReader, Reader
 
 log = logging.getLogger("colibri.ui")
 
 
-def page_hosts(host: str, allowed_hosts: tuple[str, ...] = ()) -> frozenset[str] | None:
-    """The Host names the pages answer to (None: any, for a wildcard bind), as for the MCP endpoint."""
-    if host in WILDCARD:
-        return None
-    names = [*LOOPBACK, host, *allowed_hosts] if is_loopback(host) else [host, *allowed_hosts]
-    return frozenset(name.lower() for name in names)
+@dataclass(frozen=True, slots=True)
+class UiOptions:
+    host: str
+    port: int
+    require_token: bool = True
+    allowed_hosts: Sequence[str] = ()
+    public_url: str | None = None
+    verifier: Verifier | None = None  # --verifier-key
+    limits: HttpLimits = field(default_factory=HttpLimits)  # COLIBRI_HTTP_*
 
 
-def web_app(
-    reader: Reader, *, require_token: bool, host: str, verifier: Callable[[], Verifier | None]
-) -> Starlette:
-    hosts = page_hosts(host)
-    return Starlette(routes=page_routes(reader, require_token=require_token, hosts=hosts, verifier=verifier))
+def web_app(reader: Reader, options: UiOptions) -> ASGIApp:
+    hosts = AllowedHosts.for_bind(options.host, options.allowed_hosts, options.public_url)
+    routes = page_routes(
+        reader,
+        require_token=options.require_token,
+        verifier=lambda: options.verifier,
+        public_url=options.public_url,
+    )
+    return guarded(Starlette(routes=routes), hosts, options.limits)
 
 
-async def serve_ui(
-    db_path: Path, host: str, port: int, *, require_token: bool, signing_key: Path | None = None
-) -> None:
-    """Serve the pages until SIGTERM or SIGINT, then close the database."""
-    db = open_database(db_path, readonly=True)
+async def serve_ui(db_path: Path, options: UiOptions) -> None:
+    """Serve the pages until SIGTERM or SIGINT, then close the database. A bad address is an
+    `AddressError` raised before the database is opened."""
+    listener = listen(options.host, options.port)
     try:
-        app = web_app(
-            OwnReader(db),
-            require_token=require_token,
-            host=host,
-            verifier=lambda: verifier_for(db_path, signing_key),
-        )
+        db = open_database(db_path, readonly=True)
+    except BaseException:
+        listener.close()
+        raise
+    try:
         log.info(
-            "colibri %s ui at %s/ over %s (read-only; %s)",
+            "colibri %s ui at %s/ over %s (read-only; %s; %s)",
             __version__,
-            base_url(host, port),
+            (options.public_url or base_url(options.host, options.port)).rstrip("/"),
             db_path.resolve(),
-            "a token is required" if require_token else "NO authentication, loopback only",
+            "a token is required" if options.require_token else "NO authentication, loopback only",
+            "checkpoints checked with the verifier key given" if options.verifier else "no verifier key",
         )
-        await run_http(app, host, port)
+        app = web_app(OwnReader(db), options)
+        await run_http(app, options.host, options.port, options.limits, listener=listener)
     finally:
         db.close()

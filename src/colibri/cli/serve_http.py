@@ -1,0 +1,60 @@
+"""`colibri serve --http`: its options and its runner (the server itself is runtime/http.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+from colibri.cli.http_address import http_address, http_limits
+from colibri.runtime.config import Config
+from colibri.serving.exits import EXIT_USAGE
+
+
+def add_arguments(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
+    serve.add_argument(
+        "--no-auth", action="store_true", help="accept requests without a token (loopback addresses only)"
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name clients use to reach the server (Host/Origin allow-list); repeatable",
+    )
+    serve.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the base URL clients use, e.g. https://colibri.example.com (https makes the cookie Secure)",
+    )
+
+
+def run(config: Config, args: argparse.Namespace) -> int:
+    import anyio
+
+    from colibri.runtime.app import App
+    from colibri.runtime.http import HttpOptions, serve_http
+    from colibri.serving import logs
+    from colibri.serving.errors import served
+    from colibri.ui.pages import page_routes
+
+    address = http_address("serve", args, "call every tool; create a token with `colibri token create`")
+    limits = http_limits("serve")
+    if address is None or limits is None:
+        return EXIT_USAGE
+    host, port = address
+    logs.configure(config.log_level)
+
+    options = HttpOptions(
+        host,
+        port,
+        not args.no_auth,
+        tuple(args.allow_host),
+        args.public_url,
+        pages=lambda reader: page_routes(
+            reader, require_token=not args.no_auth, verifier=reader.verifier, public_url=args.public_url
+        ),
+        limits=limits,
+    )
+    return served("serve", lambda: anyio.run(serve_http, App(config), options))
