@@ -37,6 +37,8 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("log_entries", "idx"),
     ("log_nodes", "id"),
     ("log_checkpoints", "id"),
+    ("log_cosignatures", "checkpoint_id, witness_key"),
+    ("log_witnesses", "witness_key"),
 )
 # Serial keys whose counter must continue after the copied rows (PostgreSQL sequences).
 COUNTERS = (
@@ -44,6 +46,8 @@ COUNTERS = (
     ("task_history", "id"),
     ("actions", "sequence_no"),
     ("log_checkpoints", "id"),
+    ("log_cosignatures", "checkpoint_id, witness_key"),
+    ("log_witnesses", "witness_key"),
 )
 GENERATED = {"thought_records": {"record_id"}}  # derived by the database; never written
 BATCH = 1000
