@@ -25,6 +25,7 @@ from colibri.core.errors import StorageError
 from colibri.runtime.app import App
 from colibri.runtime.http_auth import DatabaseTokenVerifier, auth_settings
 from colibri.runtime.server import build_server
+from colibri.runtime.tiles import tile_routes
 from colibri.serving.http import base_url, run_http, security_for
 
 log = logging.getLogger("colibri")
@@ -81,6 +82,7 @@ async def serve_http(app: App, options: HttpOptions) -> None:
         token_verifier=DatabaseTokenVerifier(app) if options.auth else None,
         custom_starlette_routes=[
             *probe_routes(app),
+            *tile_routes(AppReader(app), require_token=options.auth),
             *(options.pages(AppReader(app)) if options.pages else ()),
         ],
     )
