@@ -33,7 +33,8 @@ T = TypeVar("T")
 HEIGHT, WIDTH = 8, 256
 IMMUTABLE = "public, max-age=31536000, immutable"
 PARTIAL = "public, max-age=60"
-_PATH = re.compile(r"^tile/(entries|0|[1-9][0-9]?)/((?:x\d{3}/)*\d{3})(?:\.p/([1-9]\d?|1\d\d|25[0-5]|2[0-4]\d))?$")
+_WIDTH = r"[1-9]\d?|1\d\d|2[0-4]\d|25[0-5]"  # 1..255
+_PATH = re.compile(rf"^tile/(entries|0|[1-9][0-9]?)/((?:x\d{{3}}/)*\d{{3}})(?:\.p/({_WIDTH}))?$")
 
 
 class Reader(Protocol):
