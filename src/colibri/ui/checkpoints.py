@@ -3,11 +3,12 @@ latest, each with whether its signature opens under the verifier key."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from colibri.core.database import Connection
 from colibri.domains.log.checkpoint import open_checkpoint
+from colibri.domains.log.cosigned import witness_status
 from colibri.domains.log.keys import KeyFileError, default_key_path, read_signer
 from colibri.domains.log.note import NoteError, Verifier
 from colibri.domains.log.store import StoredCheckpoint, latest_checkpoint, seal_checkpoint
@@ -20,6 +21,7 @@ class ShownCheckpoint:
     made_at: str
     reason: str
     signature_ok: bool | None  # None: no verifier key to check it with
+    witnesses: tuple[tuple[str, int | None], ...] = ()  # each witness's last cosigned size (SPEC §16)
 
 
 def verifier_for(db_path: Path, signing_key: Path | None) -> Verifier | None:
@@ -37,10 +39,11 @@ def verifier_for(db_path: Path, signing_key: Path | None) -> Verifier | None:
 def session_checkpoints(
     conn: Connection, session_id: str, verifier: Verifier | None
 ) -> dict[str, ShownCheckpoint | None]:
-    return {
-        "seal": _shown(seal_checkpoint(conn, session_id), verifier),
-        "latest": _shown(latest_checkpoint(conn), verifier),
-    }
+    latest = _shown(latest_checkpoint(conn), verifier)
+    if latest is not None and conn.execute(conn.dialect.table_exists, ("log_witnesses",)).fetchone():
+        sizes = tuple((status.name, status.cosigned_size) for status in witness_status(conn))
+        latest = replace(latest, witnesses=sizes)
+    return {"seal": _shown(seal_checkpoint(conn, session_id), verifier), "latest": latest}
 
 
 def _shown(stored: StoredCheckpoint | None, verifier: Verifier | None) -> ShownCheckpoint | None:
