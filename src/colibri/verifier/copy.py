@@ -46,8 +46,6 @@ COUNTERS = (
     ("task_history", "id"),
     ("actions", "sequence_no"),
     ("log_checkpoints", "id"),
-    ("log_cosignatures", "checkpoint_id, witness_key"),
-    ("log_witnesses", "witness_key"),
 )
 GENERATED = {"thought_records": {"record_id"}}  # derived by the database; never written
 BATCH = 1000
