@@ -14,7 +14,7 @@ RUN_STAMP := $(VENV)/.installed
 NPM_DIRS := tests/interop tests/http/npm tests/switchboard/npm
 NPM_STAMPS := $(NPM_DIRS:%=%/node_modules/.installed)
 
-.PHONY: run test lint bench clean npm postgres-binaries chromium
+.PHONY: run test lint bench clean npm postgres-binaries chromium go-toolchain
 
 $(BIN)/python:
 	@echo "creating $(VENV)" >&2
@@ -81,9 +81,27 @@ chromium:
 		echo "$(CHROMIUM) not found: the browser tests (tests/ui) will be skipped" >&2; \
 	fi
 
+# The log's interop test (tests/interop/test_go_tlog.py) builds a Go program against Go's own
+# golang.org/x/mod/sumdb/note and tlog, from Debian's golang-go and golang-golang-x-mod-dev
+# (GOPATH mode, GOPATH=/usr/share/gocode). Installed with apt-get when missing (as root); under CI
+# a Go that cannot be had stops the run; elsewhere the test is skipped with the reason.
+GO_MOD_SRC := /usr/share/gocode/src/golang.org/x/mod/sumdb
+
+go-toolchain:
+	@if { ! command -v go >/dev/null 2>&1 || [ ! -d $(GO_MOD_SRC) ]; } && [ "$$(id -u)" = 0 ] \
+			&& command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's golang-go and golang-golang-x-mod-dev for the tlog interop test" >&2; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go \
+			golang-golang-x-mod-dev) >&2 || true; \
+	fi; \
+	if ! command -v go >/dev/null 2>&1 || [ ! -d $(GO_MOD_SRC) ]; then \
+		if [ "$$CI" = true ]; then echo "Go or $(GO_MOD_SRC) not found: CI needs them for the tlog interop test" >&2; exit 1; fi; \
+		echo "Go or $(GO_MOD_SRC) not found: the tlog interop test will be skipped" >&2; \
+	fi
+
 npm: $(NPM_STAMPS)
 
-test: lint npm postgres-binaries chromium
+test: lint npm postgres-binaries chromium go-toolchain
 	$(BIN)/pytest
 
 bench: $(STAMP)

@@ -1,6 +1,7 @@
 """The verifiable log: thought_record over stdio with the log on vs the bare echo server, and, at
-1,000,000 entries, a checkpoint, an inclusion and a consistency proof, and
-`colibri verify --checkpoint` end to end.
+1,000,000 entries, a checkpoint, an inclusion and a consistency proof,
+`colibri verify --checkpoint` end to end, tiles served by `serve --http` (tiles/s, one client,
+keep-alive) and round trips to a `colibri witness serve` (log_witness.py).
 
 The million entries are written here in bulk (half thought records with real chained hashes,
 half finished calls with real JCS entry hashes, alternating as the server writes them), with
@@ -32,6 +33,7 @@ from bench.common import (
     sequential_calls,
     start_session,
 )
+from bench.log_witness import tiles_and_witness
 from colibri.core.clock import utc_now
 from colibri.domains.log import notary as log_notary
 from colibri.domains.log import tree
@@ -61,6 +63,7 @@ def main() -> None:
         signer = Signer.generate("bench.example/colibri")
         note = checkpoint_and_proofs(db_path, signer)
         verify_rate(workdir, db_path, note, signer)
+        tiles_and_witness(workdir, db_path, signer)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

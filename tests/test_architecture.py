@@ -26,7 +26,7 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"chain"}),
     frozenset({"pipes"}),
     frozenset({"serving"}),
-    frozenset({"runtime", "verifier", "switchboard", "client", "ui"}),
+    frozenset({"runtime", "verifier", "switchboard", "client", "ui", "witness"}),
     frozenset({"cli"}),
     frozenset({"__main__"}),
 ]

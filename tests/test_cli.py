@@ -28,6 +28,7 @@ COMMANDS = [
     "prove",
     "db",
     "ui",
+    "witness",
 ]
 
 

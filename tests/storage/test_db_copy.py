@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from colibri.domains import access
+from colibri.domains.log import cosigned
 from colibri.domains.proofs import sessions
 from colibri.domains.tasks.arguments import CreateTaskArgs
 from colibri.domains.tasks.service import create_task
@@ -55,6 +56,19 @@ def _checkpoint(path: Path, tmp_path: Path) -> tuple[Path, str]:
     return note, verifier_key
 
 
+def _witnessed(path: Path) -> None:
+    """A witness's cosignature on the checkpoint, and two witnesses' last submissions (SPEC §16)."""
+    db = open_database(str(path))
+    try:
+        with db.atomic() as conn:
+            checkpoint_id = conn.execute("SELECT max(id) FROM log_checkpoints").fetchone()[0]
+            cosigned.add_cosignature(conn, checkpoint_id, "w1+key", "— w1 AAAA\n", 1_700_000_000)
+            cosigned.record_attempt(conn, "w1+key", "w1", "http://w1", "2026-01-01T00:00:00Z", None)
+            cosigned.record_attempt(conn, "w2+key", "w2", None, "2026-01-01T00:00:01Z", "no answer")
+    finally:
+        db.close()
+
+
 def _digests(target: str) -> dict[str, str]:
     """Every row of every table, all columns, in key order: written here, apart from the copy's own."""
     db = open_database(target, readonly=True)
@@ -75,10 +89,12 @@ def test_sqlite_to_postgres_to_sqlite_keeps_everything_and_verifies(
     first, back = tmp_path / "first.db", tmp_path / "back.db"
     _source(first)
     note, verifier_key = _checkpoint(first, tmp_path)
+    _witnessed(first)
     url = postgres_server.new_database(migrated=False)
 
     there = copy_store(str(first), url)
     assert there.rows["log_checkpoints"] == 1
+    assert there.rows["log_cosignatures"] == 1 and there.rows["log_witnesses"] == 2
     assert there.records == 10_060 and there.sealed == 3 and there.rows["thought_records"] == 10_060
     assert there.rows["access_tokens"] == 2 and there.rows["tasks"] == 5
 
@@ -134,19 +150,18 @@ def test_sqlite_to_postgres_to_sqlite_keeps_everything_and_verifies(
     assert all(done.returncode == 0 for done in listed), [done.stderr for done in listed]
     assert listed[0].stdout == listed[1].stdout and len(listed[0].stdout.splitlines()) > 10_000
     for target in (url, str(back)):
-        db = open_database(target, readonly=True)
-        try:
-            stored = db.execute("SELECT note FROM log_checkpoints").fetchall()
-        finally:
-            db.close()
-        assert [row[0] for row in stored] == [note.read_text()]
-        db = open_database(target, readonly=True)
-        try:
-            principals = db.execute("SELECT principal FROM task_history ORDER BY id").fetchall()
-        finally:
-            db.close()
+        assert _column(target, "SELECT note FROM log_checkpoints") == [note.read_text()]
         # T-6 was made on each copy above, by a local call
-        assert [row[0] for row in principals] == ["local"] * 4 + ["ana", "local"]
+        principals = _column(target, "SELECT principal FROM task_history ORDER BY id")
+        assert principals == ["local"] * 4 + ["ana", "local"]
+
+
+def _column(target: str, sql: str) -> list[object]:
+    db = open_database(target, readonly=True)
+    try:
+        return [row[0] for row in db.execute(sql).fetchall()]
+    finally:
+        db.close()
 
 
 def test_a_copy_into_a_store_that_holds_data_is_refused(

@@ -11,6 +11,7 @@ import httpx2
 import pytest
 
 from colibri.domains.log.keys import default_key_path, read_signer
+from colibri.domains.log.note import Signer
 from tests.helpers import call, clean_env, colibri, ok_data
 from tests.http.abuse import MIB, post_huge_body, post_slowly, rss_bytes
 from tests.http.helpers import http_client, make_token, running
@@ -115,9 +116,16 @@ def test_the_ui_checks_signatures_with_a_verifier_key_and_never_opens_the_signer
         with ui_server(env, tmp_path, "--no-auth", "--verifier-key", verifier_key) as base:
             page = httpx2.get(f"{base}/trail/{ids['session']}", timeout=20).text
         assert "signature verified" in page and verifier_key in page
+        assert 'id="verifier-source"' not in page, "a key given on the command line is not the store's"
+        # Without one, the key the store recorded for its latest checkpoint, said to be the store's.
         with ui_server(env, tmp_path, "--no-auth") as base:
             page = httpx2.get(f"{base}/trail/{ids['session']}", timeout=20).text
-        assert "signature not checked" in page and "--verifier-key" in page
+        assert "signature verified" in page and verifier_key in page
+        assert 'id="verifier-source"' in page and "as the store records it" in page
+        stranger = Signer.generate("example.com/stranger").verifier().key()
+        with ui_server(env, tmp_path, "--no-auth", "--verifier-key", stranger) as base:
+            page = httpx2.get(f"{base}/trail/{ids['session']}", timeout=20).text
+        assert "SIGNATURE INVALID" in page
         assert not watch.opened(), "a page opened the signer's key file"
     finally:
         watch.close()

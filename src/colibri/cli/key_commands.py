@@ -6,16 +6,16 @@ import sys
 from pathlib import Path
 
 from colibri.cli.log_store import Unusable, log_store, usage
-from colibri.domains.log.keys import read_signer, write_key_file
+from colibri.domains.log.keys import read_any_signer, read_signer, write_key_file
 from colibri.domains.log.notary import Notary
-from colibri.domains.log.note import NoteError, Signer
+from colibri.domains.log.note import ALG_COSIGNATURE, ALG_ED25519, NoteError, Signer
 from colibri.serving.exits import EXIT_OK
 
 
-def key_generate(name: str, out: str) -> int:
-    """Write a new signer key to `out` (mode 0600) and print its verifier key."""
+def key_generate(name: str, out: str, *, cosigner: bool = False) -> int:
+    """Write a new signer key (or a witness's cosigner key) to `out` (mode 0600); print its verifier key."""
     try:
-        signer = Signer.generate(name)
+        signer = Signer.generate(name, ALG_COSIGNATURE if cosigner else ALG_ED25519)
         write_key_file(Path(out), signer)
     except NoteError as exc:
         return usage("key generate", str(exc))
@@ -24,9 +24,9 @@ def key_generate(name: str, out: str) -> int:
 
 
 def key_show(file: str) -> int:
-    """Print the verifier key of the signer key in `file`."""
+    """Print the verifier key of the signer or cosigner key in `file`."""
     try:
-        signer = read_signer(Path(file))
+        signer = read_any_signer(Path(file))
     except NoteError as exc:
         return usage("key show", str(exc))
     print(signer.verifier().key())

@@ -8,7 +8,8 @@ colibri log entries [--from I] [--to J]
 colibri log find --record SEQ | --action CORRELATION_ID
 colibri prove inclusion INDEX [--size N]
 colibri prove consistency OLD NEW
-colibri verify --checkpoint FILE --key VERIFIER_KEY
+colibri verify --checkpoint FILE --key VERIFIER_KEY [--witness-policy FILE]
+colibri witness serve --http HOST:PORT --key FILE --db FILE --log "ORIGIN VKEY" ...
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from colibri.cli import witness as witness_cli
 from colibri.runtime.config import Config
 from colibri.serving.exits import EXIT_USAGE
 
-COMMANDS = frozenset({"key", "checkpoint", "log", "prove"})
+COMMANDS = frozenset({"key", "checkpoint", "log", "prove", "witness"})
 _DB_HELP = "database file (default: COLIBRI_DB_PATH or data/colibri.db)"
 _URL_HELP = "a PostgreSQL store, postgresql://... (default: COLIBRI_DB_URL when --db is not given)"
 
@@ -41,6 +43,11 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     )
     generate.add_argument("--name", required=True, help="key name, e.g. example.com/colibri (no spaces or +)")
     generate.add_argument("--out", required=True, metavar="FILE", help="where to write the signer key")
+    generate.add_argument(
+        "--cosigner",
+        action="store_true",
+        help="a witness's cosigner key instead (C2SP tlog-cosignature, signature type 0x04)",
+    )
     show = key_commands.add_parser(
         "show",
         help="print a key file's verifier key",
@@ -67,9 +74,16 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     checkpoint = commands.add_parser(
         "checkpoint",
         help="print the latest signed checkpoint of the log, making one first if the log grew",
-        description="Print the latest C2SP checkpoint of the database's verifiable log. If the log grew "
-        "since it was made, sign a new one first (with COLIBRI_SIGNING_KEY, or colibri.key beside the "
-        "database), store it, and export it to COLIBRI_CHECKPOINT_EXPORT when set.",
+        description="Print the latest C2SP checkpoint of the database's verifiable log with its witnesses' "
+        "cosignatures. If the log grew since it was made, sign a new one first (with COLIBRI_SIGNING_KEY, or "
+        "colibri.key beside the database), store it, and export it to COLIBRI_CHECKPOINT_EXPORT when set. "
+        "With COLIBRI_WITNESS_POLICY, submit it to every witness once first (a witness that fails is "
+        "reported on stderr and skipped).",
+    )
+    checkpoint.add_argument(
+        "--status",
+        action="store_true",
+        help="print each witness's last cosigned size and last attempt instead; sign and send nothing",
     )
     checkpoint.add_argument("--db", metavar="PATH", help=_DB_HELP)
     checkpoint.add_argument("--db-url", metavar="URL", help=_URL_HELP)
@@ -122,6 +136,7 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     consistency.add_argument("--db", metavar="PATH", help=_DB_HELP)
     consistency.add_argument("--db-url", metavar="URL", help=_URL_HELP)
 
+    witness_cli.add_parser(commands)
     verify.add_argument(
         "--checkpoint",
         metavar="FILE",
@@ -129,6 +144,11 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     )
     verify.add_argument(
         "--key", metavar="VERIFIER_KEY", help="the verifier key (NAME+HASH+KEY) or a file holding it"
+    )
+    verify.add_argument(
+        "--witness-policy",
+        metavar="FILE",
+        help="with --checkpoint: also require the policy's quorum of valid witness cosignatures on it",
     )
 
 
@@ -144,18 +164,20 @@ def _store(args: argparse.Namespace, config: Config) -> Path | str:
 
 def run(args: argparse.Namespace, config: Config) -> int | None:
     """Run a log command; None when `args` is not one (plain `verify` stays cli/__init__.py's)."""
-    from colibri.cli import key_commands, verify_checkpoint
+    from colibri.cli import checkpoint_commands, key_commands, verify_checkpoint
     from colibri.cli import log_commands as commands
 
+    if args.command == "witness":
+        return witness_cli.run(args, config.log_level)
     db = _store(args, config)
     if args.command == "key" and args.key_command == "generate":
-        return key_commands.key_generate(args.name, args.out)
+        return key_commands.key_generate(args.name, args.out, cosigner=args.cosigner)
     if args.command == "key" and args.key_command == "show":
         return key_commands.key_show(args.file)
     if args.command == "key":
         return key_commands.key_rotate(db, args.old, args.new, config.log_origin, config.checkpoint_export)
     if args.command == "checkpoint":
-        return commands.checkpoint(db, config.signing_key, config.log_origin, config.checkpoint_export)
+        return checkpoint_commands.checkpoint(db, config, status=args.status)
     if args.command == "log" and args.log_command == "find":
         return commands.log_find(db, args.record, args.action)
     if args.command == "log":
@@ -164,12 +186,15 @@ def run(args: argparse.Namespace, config: Config) -> int | None:
         return commands.prove_inclusion(db, args.index, args.size)
     if args.command == "prove":
         return commands.prove_consistency(db, args.old, args.new)
-    if args.command == "verify" and (args.checkpoint is not None or args.key is not None):
+    if args.command == "verify" and (args.checkpoint, args.key, args.witness_policy) != (None, None, None):
         if args.checkpoint is None or args.key is None or args.session is not None:
             print(
-                "colibri verify: --checkpoint FILE and --key VERIFIER_KEY go together, without --session",
+                "colibri verify: --checkpoint FILE and --key VERIFIER_KEY go together (with --witness-policy "
+                "FILE if you like), without --session",
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        return verify_checkpoint.verify_checkpoint(db, args.checkpoint, args.key, config.log_origin)
+        return verify_checkpoint.verify_checkpoint(
+            db, args.checkpoint, args.key, config.log_origin, args.witness_policy
+        )
     return None

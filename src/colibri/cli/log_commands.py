@@ -11,36 +11,8 @@ import sys
 from pathlib import Path
 
 from colibri.cli.log_store import Unusable, log_store, usage
-from colibri.domains.log import notary as log_notary
-from colibri.domains.log import store, tree
-from colibri.domains.log.keys import default_key_path, read_signer
-from colibri.domains.log.notary import Notary
-from colibri.domains.log.note import NoteError
+from colibri.domains.log import tree
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK
-
-
-def checkpoint(db_path: Path | str, signing_key: Path | None, origin: str | None, export: Path | None) -> int:
-    """Print the latest checkpoint, making (and storing, exporting) one first if the log grew."""
-    try:
-        with log_store(db_path, readonly=False) as db, db.atomic() as conn:
-            latest = store.latest_checkpoint(conn)
-            if latest is None or latest.size != tree.size(conn):
-                key = signing_key or (default_key_path(db_path) if isinstance(db_path, Path) else None)
-                if key is None:
-                    raise Unusable(
-                        "the log grew and no signing key is named; set COLIBRI_SIGNING_KEY to the signer key "
-                        "file the servers use"
-                    )
-                if not key.is_file():
-                    raise Unusable(
-                        f"the log grew and no signing key was found at {key}; set COLIBRI_SIGNING_KEY to the "
-                        "signer key file the server uses"
-                    )
-                latest = Notary(read_signer(key), origin, export).make(conn, log_notary.ON_DEMAND)
-    except (Unusable, NoteError) as exc:
-        return usage("checkpoint", str(exc))
-    sys.stdout.write(latest.note)
-    return EXIT_OK
 
 
 def log_entries(db_path: Path | str, first: int | None, last: int | None) -> int:

@@ -14,28 +14,49 @@ from pathlib import Path
 from colibri.cli.log_store import Unusable, log_store, shown_store, usage
 from colibri.domains.log.fastcheck import worker_pool
 from colibri.domains.log.note import NoteError, Verifier
+from colibri.domains.log.policy import PolicyError, WitnessPolicy, read_policy
 from colibri.domains.log.verify import CheckpointReport, verify_against
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK
 
 MAX_CHECKPOINT_BYTES = 1 << 20
 
 
-def verify_checkpoint(db_path: Path | str, checkpoint_file: str, key: str, origin: str | None) -> int:
-    """Exit 0 when the log holds the checkpoint's entries unchanged, 1 when not, 2 on unusable input."""
+def verify_checkpoint(
+    db_path: Path | str, checkpoint_file: str, key: str, origin: str | None, policy_file: str | None = None
+) -> int:
+    """Exit 0 when the log holds the checkpoint's entries unchanged (and, with a witness policy, its
+    quorum cosigned it), 1 when not, 2 on unusable input."""
     started = time.perf_counter()
     try:
         verifier = read_verifier(key)
+        policy = None if policy_file is None else read_policy(Path(policy_file), urls_required=False)
         note = read_checkpoint(checkpoint_file)
         with worker_pool() as pool, log_store(db_path) as db:
             report = verify_against(db, note, verifier, origin, pool)
-    except Unusable as exc:
+    except (Unusable, PolicyError) as exc:
         return usage("verify", str(exc))
     except NoteError as exc:
         print(f"colibri verify: the checkpoint {checkpoint_file} is rejected: {exc}", file=sys.stderr)
         print(f"result:           REJECTED — {exc}")
         return EXIT_FAILED
-    print_report(db_path, checkpoint_file, report, time.perf_counter() - started)
+    witnessed = None if policy is None else _quorum(report, note, policy)
+    print_report(db_path, checkpoint_file, report, time.perf_counter() - started, witnessed)
     return EXIT_OK if report.valid else EXIT_FAILED
+
+
+def _quorum(report: CheckpointReport, note: str, policy: WitnessPolicy) -> str:
+    """The witnesses line of the report; a missing quorum is one of its problems."""
+    good, problems = policy.cosigned_by(note)
+    names = ", ".join(w.name for w in good) or "none"
+    line = (
+        f"{len(good)} of the policy's {len(policy.witnesses)} cosigned it (quorum {policy.quorum}): {names}"
+    )
+    if len(good) < policy.quorum:
+        report.fail(
+            f"the checkpoint carries {len(good)} valid witness cosignature(s), fewer than the policy's "
+            f"quorum of {policy.quorum} ({'; '.join(problems)})"
+        )
+    return line
 
 
 def read_checkpoint(path: str) -> str:
@@ -75,7 +96,9 @@ def read_verifier(key: str) -> Verifier:
         raise Unusable(f"cannot read a verifier key from file {path}: {exc}") from exc
 
 
-def print_report(db_path: Path | str, checkpoint_file: str, report: CheckpointReport, seconds: float) -> None:
+def print_report(
+    db_path: Path | str, checkpoint_file: str, report: CheckpointReport, seconds: float, witnessed: str | None
+) -> None:
     cp = report.checkpoint
     rate = f", {report.log_size / seconds:,.0f} entries/s" if seconds > 0 and report.log_size else ""
     signed = "signature valid"
@@ -87,6 +110,8 @@ def print_report(db_path: Path | str, checkpoint_file: str, report: CheckpointRe
         f"checkpoint:       {checkpoint_file}: {cp.origin}, size {cp.size}, root {cp.root.hex()} ({signed})",
         f"log entries:      {report.log_size:,} checked in {seconds:.2f} s{rate}",
     ]
+    if witnessed is not None:
+        lines.append(f"witnesses:        {witnessed}")
     first = report.first_difference
     if first is not None:
         lo, hi = first

@@ -15,7 +15,7 @@ import anyio.to_thread
 from colibri.core.errors import StorageError
 from colibri.core.modes import opens_database, writes_allowed
 from colibri.core.state import ServerState
-from colibri.domains.log.api import KeyContinuityError, NoteError, log_action
+from colibri.domains.log.api import KeyContinuityError, NoteError, PolicyError, log_action
 from colibri.runtime.checkpoints import adopt, open_notary
 from colibri.runtime.config import Config
 from colibri.serving.exits import EXIT_USAGE
@@ -65,9 +65,9 @@ async def run_phase2(state: ServerState, config: Config, migrations: Sequence[Mi
             except BaseException:
                 db.close()
                 raise
-    except KeyContinuityError as exc:
-        # Not a boot failure to serve through in MINIMAL: every later checkpoint would be refused
-        # too, so the operator must choose the key (SPEC §14). Exit 2, on stdio and HTTP alike.
+    except (KeyContinuityError, PolicyError) as exc:
+        # Not boot failures to serve through in MINIMAL: every later checkpoint would be refused
+        # too (§14), or go to no witness (§16); the operator must choose. Exit 2, stdio and HTTP alike.
         log.error("cannot start: %s", exc)
         leave(EXIT_USAGE)
     except (StorageError, NoteError, OSError) as exc:

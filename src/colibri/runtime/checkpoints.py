@@ -21,8 +21,11 @@ from colibri.domains.log.continuity import KeyContinuityError
 from colibri.domains.log.keys import default_key_path, load_or_create, read_signer
 from colibri.domains.log.notary import Notary
 from colibri.domains.log.note import NoteError, valid_name
+from colibri.domains.log.policy import read_policy
 from colibri.domains.log.store import latest_checkpoint
 from colibri.runtime.config import Config
+from colibri.runtime.witness_duty import submit_to_witnesses
+from colibri.runtime.witnessing import WitnessedNotary
 from colibri.storage import Database
 
 if TYPE_CHECKING:
@@ -39,7 +42,7 @@ def adopt(db: Database) -> None:
         log.warning("adopted %d existing record(s) and call(s) into the new verifiable log", added)
 
 
-def open_notary(config: Config, db: Database) -> Notary:
+def open_notary(config: Config, db: Database) -> Checkpointer:
     """The checkpoint signer: COLIBRI_SIGNING_KEY, or colibri.key beside the database, made on
     first boot (its verifier key is printed on stderr then).
 
@@ -65,7 +68,10 @@ def open_notary(config: Config, db: Database) -> Notary:
     with db.snapshot() as conn:
         continuity.check_signer(conn, signer.verifier())
     log.debug("log checkpoints are signed by %s", signer.verifier().key())
-    return Notary(signer, config.log_origin, config.checkpoint_export)
+    if config.witness_policy is None:
+        return Notary(signer, config.log_origin, config.checkpoint_export)
+    policy = read_policy(config.witness_policy, urls_required=True)
+    return WitnessedNotary(Notary(signer, config.log_origin, config.checkpoint_export, policy))
 
 
 def _refuse_a_new_key(db: Database, path: Path) -> None:
@@ -92,15 +98,22 @@ def checkpoint_now(db: Database, notary: Checkpointer, reason: str) -> None:
 
 
 async def checkpoint_every(app: App) -> None:
-    """Every COLIBRI_CHECKPOINT_INTERVAL_S, a checkpoint if the log grew; between calls only."""
+    """Every COLIBRI_CHECKPOINT_INTERVAL_S, a checkpoint if the log grew; between calls only.
+
+    Beside it, for as long as it runs, each checkpoint goes to the policy's witnesses
+    (witness_duty.py): the log's two background duties start and stop together.
+    """
     await app.ready.wait()
-    while True:
-        await anyio.sleep(app.config.checkpoint_interval_s)
-        db, notary = app.state.db, app.state.notary
-        if db is None or notary is None:
-            return
-        async with app.chain.lock:
-            checkpoint_now(db, notary, log_notary.INTERVAL)
+    async with anyio.create_task_group() as duties:
+        duties.start_soon(submit_to_witnesses, app)
+        while True:
+            await anyio.sleep(app.config.checkpoint_interval_s)
+            db, notary = app.state.db, app.state.notary
+            if db is None or notary is None:
+                duties.cancel_scope.cancel()
+                return
+            async with app.chain.lock:
+                checkpoint_now(db, notary, log_notary.INTERVAL)
 
 
 def checkpoint_at_shutdown(db: Database, notary: Checkpointer | None) -> None:

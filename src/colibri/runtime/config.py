@@ -34,6 +34,7 @@ class Config:
     checkpoint_interval_s: float = 60.0
     checkpoint_export: Path | None = None
     db_url: str | None = None  # COLIBRI_DB_URL: a postgresql:// URL chooses PostgreSQL over db_path
+    witness_policy: Path | None = None  # COLIBRI_WITNESS_POLICY: the witnesses checkpoints go to (§16)
 
     @property
     def db_target(self) -> Path | str:
@@ -70,6 +71,7 @@ class Config:
             log_origin=_origin(env),
             checkpoint_interval_s=_seconds(env, "COLIBRI_CHECKPOINT_INTERVAL_S", 60.0),
             checkpoint_export=_path(env, "COLIBRI_CHECKPOINT_EXPORT"),
+            witness_policy=_path(env, "COLIBRI_WITNESS_POLICY"),
         )
 
 

@@ -29,6 +29,7 @@ from colibri.runtime.app import App
 from colibri.runtime.duties import duties
 from colibri.runtime.http_auth import DatabaseTokenVerifier, auth_settings
 from colibri.runtime.server import build_server
+from colibri.runtime.tiles import tile_routes
 from colibri.serving.guards import guarded
 from colibri.serving.hosts import AllowedHosts, is_loopback
 from colibri.serving.http import base_url, run_http
@@ -116,6 +117,7 @@ async def serve_http(app: App, options: HttpOptions) -> None:
         max_sessions=limits.max_sessions,
         custom_starlette_routes=[
             *probe_routes(app),
+            *tile_routes(AppReader(app), require_token=options.auth),
             *(options.pages(AppReader(app)) if options.pages else ()),
         ],
     )

@@ -1,14 +1,17 @@
 """The checkpoints the trail page shows (SPEC §11): the one made at the session's seal and the
 latest, each with whether its signature opens under the verifier key. The key is a verifier key
-(`colibri ui --verifier-key`, or the signer `serve --http` holds in memory): the pages never
-open a signer's key file (SPEC §14)."""
+(`colibri ui --verifier-key`, or the signer `serve --http` holds in memory), or else the one the
+store recorded for its latest checkpoint: the pages never open a signer's key file (SPEC §14).
+A key read from the store only shows the checkpoints were signed by the key the store names;
+a key kept elsewhere is what exposes a store rewritten along with its keys."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from colibri.core.database import Connection
 from colibri.domains.log.checkpoint import open_checkpoint
+from colibri.domains.log.cosigned import witness_status
 from colibri.domains.log.note import NoteError, Verifier
 from colibri.domains.log.store import StoredCheckpoint, latest_checkpoint, seal_checkpoint
 
@@ -20,15 +23,29 @@ class ShownCheckpoint:
     made_at: str
     reason: str
     signature_ok: bool | None  # None: no verifier key to check it with
+    witnesses: tuple[tuple[str, int | None], ...] = ()  # each witness's last cosigned size (SPEC §16)
+
+
+def recorded_verifier(conn: Connection) -> Verifier | None:
+    """The verifier key the store names for its latest checkpoint, or None (none recorded, or not
+    a key: then the page says the signatures were not checked)."""
+    latest = latest_checkpoint(conn)
+    if latest is None or latest.verifier_key is None:
+        return None
+    try:
+        return Verifier.parse(latest.verifier_key)
+    except NoteError:
+        return None
 
 
 def session_checkpoints(
     conn: Connection, session_id: str, verifier: Verifier | None
 ) -> dict[str, ShownCheckpoint | None]:
-    return {
-        "seal": _shown(seal_checkpoint(conn, session_id), verifier),
-        "latest": _shown(latest_checkpoint(conn), verifier),
-    }
+    latest = _shown(latest_checkpoint(conn), verifier)
+    if latest is not None and conn.execute(conn.dialect.table_exists, ("log_witnesses",)).fetchone():
+        sizes = tuple((status.name, status.cosigned_size) for status in witness_status(conn))
+        latest = replace(latest, witnesses=sizes)
+    return {"seal": _shown(seal_checkpoint(conn, session_id), verifier), "latest": latest}
 
 
 def _shown(stored: StoredCheckpoint | None, verifier: Verifier | None) -> ShownCheckpoint | None:

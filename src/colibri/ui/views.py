@@ -21,7 +21,7 @@ from colibri.domains.tasks.next_actions import next_actions
 from colibri.domains.tasks.service import get_task_detail
 from colibri.domains.trail import repository as trail
 from colibri.storage.audit_read import list_actions
-from colibri.ui.checkpoints import session_checkpoints
+from colibri.ui.checkpoints import recorded_verifier, session_checkpoints
 from colibri.ui.graph import Graph, lay_out
 from colibri.ui.integrity import CHECKS, INLINE_SPAN, check_now
 
@@ -104,6 +104,8 @@ def session_page(
             integrity = check_now(db, session, span)
         else:
             integrity = CHECKS.status(db.target, session, span)
+        given = verifier is not None
+        verifier = verifier or recorded_verifier(conn)
         checkpoints = session_checkpoints(conn, session_id, verifier)
     more = len(records) > PAGE
     records = records[:PAGE]
@@ -115,6 +117,7 @@ def session_page(
         "integrity": integrity,
         "checkpoints": checkpoints,
         "verifier_key": None if verifier is None else verifier.key(),
+        "verifier_given": given,
         "next_cursor": encode_cursor(records[-1].seq) if more else None,
     }
 

@@ -36,6 +36,8 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("log_entries", "idx"),
     ("log_nodes", "id"),
     ("log_checkpoints", "id"),
+    ("log_cosignatures", "checkpoint_id, witness_key"),
+    ("log_witnesses", "witness_key"),
 )
 # Serial keys whose counter must continue after the copied rows (PostgreSQL sequences).
 COUNTERS = (

@@ -11,6 +11,9 @@ live in the database.
     notary.py      making, storing and exporting checkpoints
     keys.py        signer key files
     continuity.py  one signing key per log until a recorded handover (SPEC §14)
+    cosignature.py C2SP cosignature/v1: witnesses' timestamped Ed25519 cosignatures (SPEC §16)
+    policy.py      the witness policy file: witnesses and the quorum
+    cosigned.py    cosignatures stored with checkpoints; each witness's last submission
     store.py       the database id and stored checkpoints
     scan.py        the exact pass: entries, rows and stored tree, naming the first difference
     fastcheck.py   the fast, parallel pass over aligned ranges (nodecheck.py: its tree part)

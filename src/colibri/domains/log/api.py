@@ -8,6 +8,7 @@ from colibri.domains.log.continuity import KeyContinuityError
 from colibri.domains.log.models import LogStatus
 from colibri.domains.log.notary import SEAL
 from colibri.domains.log.note import NoteError
+from colibri.domains.log.policy import PolicyError
 from colibri.domains.log.store import seal_checkpoint
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "KeyContinuityError",
     "LogStatus",
     "NoteError",
+    "PolicyError",
     "adopt_existing",
     "log_action",
     "log_record",

@@ -6,9 +6,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from colibri.domains.log.note import NoteError, Signer
+from colibri.domains.log.note import ALG_COSIGNATURE, ALG_ED25519, NoteError, Signer
 
 DEFAULT_KEY_FILE = "colibri.key"
+MAX_KEY_FILE_BYTES = 4096  # a key file is one line of about 100 characters
 
 
 class KeyFileError(NoteError):
@@ -40,16 +41,29 @@ def write_key_file(path: Path, signer: Signer) -> None:
         os.unlink(temporary)
 
 
-def read_signer(path: Path) -> Signer:
-    """The signer key in `path`."""
+def read_signer(path: Path, alg: int = ALG_ED25519) -> Signer:
+    """The signer key in `path` (`alg` ALG_COSIGNATURE: a witness's cosigner key)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            text = handle.read(MAX_KEY_FILE_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KeyFileError(f"cannot read signer key file {path}: {exc}") from exc
     try:
-        return Signer.parse(text)
+        return Signer.parse(text, alg)
     except NoteError as exc:
-        raise KeyFileError(f"{path} does not hold a signer key ({exc})") from exc
+        what = "signer key" if alg == ALG_ED25519 else "cosigner key (`colibri key generate --cosigner`)"
+        raise KeyFileError(f"{path} does not hold a {what} ({exc})") from exc
+
+
+def read_any_signer(path: Path) -> Signer:
+    """The signer or cosigner key in `path`, whichever it holds."""
+    try:
+        return read_signer(path)
+    except KeyFileError as exc:
+        try:
+            return read_signer(path, ALG_COSIGNATURE)
+        except KeyFileError:
+            raise exc from None
 
 
 def default_key_path(db_path: Path) -> Path:

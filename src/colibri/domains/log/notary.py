@@ -13,6 +13,7 @@ from colibri.core.database import Connection
 from colibri.domains.log import continuity, store, tree
 from colibri.domains.log.checkpoint import Checkpoint
 from colibri.domains.log.note import Signer, sign
+from colibri.domains.log.policy import WitnessPolicy
 from colibri.domains.log.store import StoredCheckpoint
 
 log = logging.getLogger("colibri.log")
@@ -31,6 +32,9 @@ class Notary:
     signer: Signer
     origin: str | None = None
     export_dir: Path | None = None
+    policy: WitnessPolicy | None = (
+        None  # the witnesses each checkpoint is submitted to (runtime/witnessing.py)
+    )
 
     def make(self, conn: Connection, reason: str, session_id: str | None = None) -> StoredCheckpoint:
         """Sign the log as it stands in this transaction; store and export the note.
@@ -74,14 +78,15 @@ class Notary:
         return self.make(conn, reason)
 
 
-def export(folder: Path, checkpoint: StoredCheckpoint) -> None:
-    """Write `<size>.checkpoint` into `folder` atomically; a failure is logged, never fatal,
-    because the checkpoint is already stored in the database."""
+def export(folder: Path, checkpoint: StoredCheckpoint, note: str | None = None) -> None:
+    """Write `<size>.checkpoint` into `folder` atomically (`note`: the checkpoint with its witnesses'
+    cosignatures, once they came); a failure is logged, never fatal, because the checkpoint is
+    already stored in the database."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=".checkpoint-")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(checkpoint.note)
+            handle.write(checkpoint.note if note is None else note)
         os.replace(temporary, folder / f"{checkpoint.size}.checkpoint")
     except OSError as exc:
         log.error("cannot export checkpoint %d to %s: %s", checkpoint.size, folder, exc)

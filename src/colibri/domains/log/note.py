@@ -27,6 +27,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 ALG_ED25519 = 1
+ALG_COSIGNATURE = 4  # timestamped Ed25519 checkpoint cosignatures (C2SP tlog-cosignature, cosignature.py)
+_ALG_NAMES = {ALG_ED25519: "an Ed25519 key (algorithm 1", ALG_COSIGNATURE: "a cosigner key (algorithm 4"}
 SIGNATURE_PREFIX = "— "
 MAX_SIGNATURES = 100
 SHOWN_CHARS = 200  # the most of a bad input line any message echoes (SPEC §14)
@@ -49,33 +51,34 @@ def valid_name(name: str) -> bool:
     return bool(name) and "+" not in name and not any(_is_space(ch) for ch in name)
 
 
-def key_hash(name: str, public_key: bytes) -> int:
-    """The 32-bit key hash of a named Ed25519 public key."""
-    digest = hashlib.sha256(name.encode() + b"\n" + bytes([ALG_ED25519]) + public_key).digest()
+def key_hash(name: str, public_key: bytes, alg: int = ALG_ED25519) -> int:
+    """The 32-bit key hash (key ID) of a named Ed25519 public key used with signature type `alg`."""
+    digest = hashlib.sha256(name.encode() + b"\n" + bytes([alg]) + public_key).digest()
     return int.from_bytes(digest[:4], "big")
 
 
 @dataclass(frozen=True, slots=True)
 class Verifier:
-    """One named Ed25519 public key."""
+    """One named Ed25519 public key, for note signatures (alg 1) or cosignatures (alg 4)."""
 
     name: str
     hash: int
     public_key: bytes
+    alg: int = ALG_ED25519
 
     @classmethod
-    def parse(cls, vkey: str) -> Verifier:
+    def parse(cls, vkey: str, alg: int = ALG_ED25519) -> Verifier:
         name, hash_hex, data = _split_key(vkey.strip(), parts=3, what="verifier key")
         raw = _b64(data, "verifier key")
-        if len(raw) != 33 or raw[0] != ALG_ED25519:
-            raise BadKey("the verifier key is not an Ed25519 key (algorithm 1, 32 bytes)")
-        verifier = cls(name, _hash_value(hash_hex), raw[1:])
-        if key_hash(name, verifier.public_key) != verifier.hash:
+        if len(raw) != 33 or raw[0] != alg:
+            raise BadKey(f"the verifier key is not {_ALG_NAMES[alg]}, 32 bytes)")
+        verifier = cls(name, _hash_value(hash_hex), raw[1:], alg)
+        if key_hash(name, verifier.public_key, alg) != verifier.hash:
             raise BadKey("the verifier key's hash does not match its name and key")
         return verifier
 
     def key(self) -> str:
-        data = base64.b64encode(bytes([ALG_ED25519]) + self.public_key).decode()
+        data = base64.b64encode(bytes([self.alg]) + self.public_key).decode()
         return f"{self.name}+{self.hash:08x}+{data}"
 
     def verify(self, message: bytes, signature: bytes) -> bool:
@@ -88,44 +91,45 @@ class Verifier:
 
 @dataclass(frozen=True, slots=True)
 class Signer:
-    """One named Ed25519 private key."""
+    """One named Ed25519 private key, for note signatures (alg 1) or cosignatures (alg 4)."""
 
     name: str
     hash: int
     seed: bytes
+    alg: int = ALG_ED25519
 
     @classmethod
-    def parse(cls, skey: str) -> Signer:
+    def parse(cls, skey: str, alg: int = ALG_ED25519) -> Signer:
         parts = skey.strip().split("+", 2)
         if len(parts) != 3 or parts[:2] != ["PRIVATE", "KEY"]:
             raise BadKey("a signer key starts with PRIVATE+KEY+")
         name, hash_hex, data = _split_key(parts[2], parts=3, what="signer key")
         raw = _b64(data, "signer key")
-        if len(raw) != 33 or raw[0] != ALG_ED25519:
-            raise BadKey("the signer key is not an Ed25519 key (algorithm 1, 32 bytes)")
-        signer = cls(name, _hash_value(hash_hex), raw[1:])
-        if key_hash(name, signer.public_key()) != signer.hash:
+        if len(raw) != 33 or raw[0] != alg:
+            raise BadKey(f"the signer key is not {_ALG_NAMES[alg]}, 32 bytes)")
+        signer = cls(name, _hash_value(hash_hex), raw[1:], alg)
+        if key_hash(name, signer.public_key(), alg) != signer.hash:
             raise BadKey("the signer key's hash does not match its name and key")
         return signer
 
     @classmethod
-    def generate(cls, name: str) -> Signer:
+    def generate(cls, name: str, alg: int = ALG_ED25519) -> Signer:
         if not valid_name(name):
             raise BadKey(f"key name {name!r} must be non-empty, without spaces or '+'")
         seed = Ed25519PrivateKey.generate().private_bytes_raw()
         public = Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes_raw()
-        return cls(name, key_hash(name, public), seed)
+        return cls(name, key_hash(name, public, alg), seed, alg)
 
     def public_key(self) -> bytes:
         key = Ed25519PrivateKey.from_private_bytes(self.seed).public_key()
         return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
 
     def key(self) -> str:
-        data = base64.b64encode(bytes([ALG_ED25519]) + self.seed).decode()
+        data = base64.b64encode(bytes([self.alg]) + self.seed).decode()
         return f"PRIVATE+KEY+{self.name}+{self.hash:08x}+{data}"
 
     def verifier(self) -> Verifier:
-        return Verifier(self.name, self.hash, self.public_key())
+        return Verifier(self.name, self.hash, self.public_key(), self.alg)
 
     def sign(self, message: bytes) -> bytes:
         return Ed25519PrivateKey.from_private_bytes(self.seed).sign(message)
@@ -134,6 +138,8 @@ class Signer:
 def sign(text: str, signer: Signer, *more: Signer) -> str:
     """The signed note: `text`, a blank line, and one signature line per signer, in order."""
     _check_text(text)
+    if any(each.alg != ALG_ED25519 for each in (signer, *more)):
+        raise NoteError("a note is signed with Ed25519 note keys; a cosigner key cosigns (cosignature.py)")
     body = text.encode()
     lines = []
     for each in (signer, *more):
@@ -149,11 +155,18 @@ def shown(line: str) -> str:
     return f"{line[:SHOWN_CHARS]!r}... ({len(line):,} characters)"
 
 
-def open_note(message: str, verifier: Verifier) -> str:
-    """The note's text, once a signature by `verifier` checks out; NoteRejected otherwise.
+@dataclass(frozen=True, slots=True)
+class SignatureLine:
+    """One signature line of a note: the key name, the key ID, the signature after it, the line."""
 
-    Signatures by other keys are ignored, as the format allows several signers.
-    """
+    name: str
+    key_id: int
+    signature: bytes
+    line: str
+
+
+def split_note(message: str) -> tuple[str, list[SignatureLine]]:
+    """The note's text (ending in a newline) and its signature lines; NoteRejected when malformed."""
     if any(ord(ch) < 0x20 and ch != "\n" for ch in message):
         raise NoteRejected("the note contains control characters other than newline")
     split = message.rfind("\n\n")
@@ -165,12 +178,26 @@ def open_note(message: str, verifier: Verifier) -> str:
     lines = block[:-1].split("\n")
     if len(lines) > MAX_SIGNATURES:
         raise NoteRejected(f"the note has more than {MAX_SIGNATURES} signatures")
-    found = False
+    parsed = []
     for line in lines:
         name, signature = _parse_signature_line(line)
-        if name != verifier.name or int.from_bytes(signature[:4], "big") != verifier.hash:
+        parsed.append(SignatureLine(name, int.from_bytes(signature[:4], "big"), signature[4:], line))
+    return text, parsed
+
+
+def open_note(message: str, verifier: Verifier) -> str:
+    """The note's text, once a signature by `verifier` checks out; NoteRejected otherwise.
+
+    Signatures by other keys are ignored, as the format allows several signers.
+    """
+    if verifier.alg != ALG_ED25519:
+        raise NoteError("a cosigner key checks cosignatures (cosignature.py), not note signatures")
+    text, lines = split_note(message)
+    found = False
+    for line in lines:
+        if line.name != verifier.name or line.key_id != verifier.hash:
             continue
-        if not verifier.verify(text.encode(), signature[4:]):
+        if not verifier.verify(text.encode(), line.signature):
             raise NoteRejected(f"the signature by {verifier.name} ({verifier.hash:08x}) is invalid")
         found = True
     if not found:

@@ -16,6 +16,10 @@ average one; leaf hashes are not stored, they are one SHA-256 of an entry away.
 `log_checkpoints.verifier_key` (0016) is the verifier key of the key that signed each
 checkpoint, so a boot with another signing key can be refused naming both (SPEC §14); rows
 signed before the column existed keep NULL, and their note's signature line stands in.
+
+`log_cosignatures` (0017) holds each witness's cosignature line on a stored checkpoint (its
+`cosigned_at` is the cosignature's own timestamp), and `log_witnesses` each witness's last
+submission attempt and error, for `colibri checkpoint --status` (SPEC §16).
 """
 
 from __future__ import annotations
@@ -23,6 +27,30 @@ from __future__ import annotations
 from colibri.storage import Migration
 
 KEYS = Migration("0016_log_checkpoint_keys", ("ALTER TABLE log_checkpoints ADD COLUMN verifier_key TEXT",))
+
+
+def _witnesses(big: str) -> Migration:
+    """0017: witnesses' cosignatures on stored checkpoints, and each witness's last submission."""
+    return Migration(
+        "0017_log_witnesses",
+        (
+            f"""CREATE TABLE log_cosignatures (
+                checkpoint_id {big} NOT NULL,
+                witness_key TEXT NOT NULL,
+                line TEXT NOT NULL,
+                cosigned_at {big} NOT NULL,
+                PRIMARY KEY (checkpoint_id, witness_key)
+            )""",
+            """CREATE TABLE log_witnesses (
+                witness_key TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                url TEXT,
+                last_attempt_at TEXT,
+                last_error TEXT
+            )""",
+        ),
+    )
+
 
 MIGRATIONS: list[Migration] = [
     Migration(
@@ -55,6 +83,7 @@ MIGRATIONS: list[Migration] = [
         ),
     ),
     KEYS,
+    _witnesses("INTEGER"),
 ]
 
 # The same tables on PostgreSQL: BYTEA hashes, BIGINT indexes, a serial checkpoint id; the
@@ -85,4 +114,5 @@ POSTGRES_MIGRATIONS: list[Migration] = [
         ),
     ),
     KEYS,  # the same statement on both backends
+    _witnesses("BIGINT"),
 ]
