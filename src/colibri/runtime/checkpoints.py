@@ -7,12 +7,13 @@ the CLI's (cli/log_commands.py).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import anyio
 
+from colibri.chain.pipeline import Chain
 from colibri.core.errors import StorageError
-from colibri.core.state import Checkpointer
+from colibri.core.state import Checkpointer, ServerState
 from colibri.domains.log import notary as log_notary
 from colibri.domains.log.appends import adopt_existing
 from colibri.domains.log.keys import default_key_path, load_or_create, read_signer
@@ -21,10 +22,16 @@ from colibri.domains.log.note import valid_name
 from colibri.runtime.config import Config
 from colibri.storage import Database
 
-if TYPE_CHECKING:
-    from colibri.runtime.app import App
-
 log = logging.getLogger("colibri.log")
+
+
+class Running(Protocol):
+    """What the interval checkpoints read of the running `App` (app.py imports this module)."""
+
+    config: Config
+    state: ServerState
+    chain: Chain
+    ready: anyio.Event
 
 
 def adopt(db: Database) -> None:
@@ -67,7 +74,7 @@ def checkpoint_now(db: Database, notary: Checkpointer, reason: str) -> None:
         log.debug("%s checkpoint at size %d", reason, made.size)
 
 
-async def checkpoint_every(app: App) -> None:
+async def checkpoint_every(app: Running) -> None:
     """Every COLIBRI_CHECKPOINT_INTERVAL_S, a checkpoint if the log grew; between calls only."""
     await app.ready.wait()
     while True:
