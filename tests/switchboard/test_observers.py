@@ -13,17 +13,22 @@ import json
 import os
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
 import pytest
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from starlette.requests import Request
 
 from colibri.pipes import LineWriter
 from colibri.switchboard.base import Abandon, Done, DownstreamError, Hooks, NotSent
 from colibri.switchboard.config import ServerSpec, parse
 from colibri.switchboard.faces import ClientLane
+from colibri.switchboard.faces.mcp_server import principal_of
 from colibri.switchboard.health import State, Transition
 from colibri.switchboard.routing import LOCAL, Answer, Observer, Outcome, Refusal, RoutedCall, Switchboard
 
@@ -249,6 +254,23 @@ async def test_servers_moving_and_leaving_reach_the_observers() -> None:
     ]
     assert ("moved", "a", State.HEALTHY) in health and ("moved", "b", State.HEALTHY) in health
     assert health[-1] == ("left", "b", None)
+
+
+def test_the_http_face_names_the_token_of_the_request_as_the_principal() -> None:
+    token = AccessToken(token="col_x", client_id="alice", scopes=[])
+    signed = Request({"type": "http", "user": AuthenticatedUser(token)})
+    unsigned = Request({"type": "http"})
+    contexts = [
+        ServerRequestContext(
+            session=cast(Any, None),
+            lifespan_context=None,
+            protocol_version="2025-11-25",
+            method="m",
+            request=r,
+        )
+        for r in (signed, unsigned, None)
+    ]
+    assert [principal_of(context) for context in contexts] == ["alice", LOCAL, LOCAL]
 
 
 # --- the lean lane over a real pipe -------------------------------------------------------------
