@@ -226,6 +226,28 @@ async def test_the_lean_lane_answers_at_once_and_holds_its_answer_for_an_observe
     assert calls == [RoutedCall("a.search", {}, LOCAL, "tools/call")] * 2
 
 
+class FailingAudit(Observer):
+    """An observer that must finish before the answer, and fails (a store that cannot commit)."""
+
+    def before_answer(self, call: RoutedCall, answer: Answer) -> Awaitable[None] | None:
+        return self._commit()
+
+    async def _commit(self) -> None:
+        await anyio.sleep(0)
+        raise OSError("disk full")
+
+
+async def test_an_observer_that_fails_before_the_answer_makes_it_handler_error_on_both_lanes() -> None:
+    async with running({"a": Session("a"), "b": Session("b")}, FailingAudit()) as board, lane(board) as lean:
+        take, answers = lean
+        result = await board.call("a.search", {})
+        take(tool_call(3, "a.search"))
+        answered = await answers()
+    assert result.is_error and (result.structured_content or {})["error"]["code"] == "HANDLER_ERROR"
+    assert answered["id"] == 3 and answered["result"]["structuredContent"] == result.structured_content
+    assert "disk full" in result.structured_content["error"]["message"]  # type: ignore[index]
+
+
 async def test_resources_read_and_prompts_get_pass_the_observers_too() -> None:
     recorder = Recorder(refuse="a.greet")
     async with running({"a": Session("a"), "b": Session("b")}, recorder) as board:

@@ -227,6 +227,9 @@ class ClientLane:
             if call.cancelled:
                 return
             raise
+        except Exception as exc:
+            log.exception("an observer failed before the answer to %s", call.name)
+            answer = route.crashed(exc)
         self._finish(call, answer_body(answer, self._server_info if call.modern else None))
         route.after_answer(answer)
         await self.flush()

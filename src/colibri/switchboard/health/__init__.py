@@ -11,7 +11,7 @@ probing.py   `Prober`: the check loop of one connection, reporting to the machin
 
 from colibri.switchboard.health.checks import CheckKind, CheckRecord
 from colibri.switchboard.health.machine import Clock, HealthMachine
-from colibri.switchboard.health.probing import Counters, Listed, Prober
+from colibri.switchboard.health.probing import Counters, Prober
 from colibri.switchboard.health.schedule import restart_delay
 from colibri.switchboard.health.states import ROUTABLE, Evidence, Signal, State, Ticket, Transition
 
@@ -23,7 +23,6 @@ __all__ = [
     "Counters",
     "Evidence",
     "HealthMachine",
-    "Listed",
     "Prober",
     "Signal",
     "State",

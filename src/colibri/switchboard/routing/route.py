@@ -171,9 +171,13 @@ class Route:
         """
         try:
             answer = await self._awaited(caller, raw, step)
-            waiting = self.before_answer(answer)
-            if waiting is not None:
-                await waiting
+            try:
+                waiting = self.before_answer(answer)
+                if waiting is not None:
+                    await waiting
+            except Exception as exc:
+                log.exception("an observer failed before the answer to %s", self.call.name)
+                answer = self.crashed(exc)
         except anyio.get_cancelled_exc_class():
             self.cancelled()
             raise
