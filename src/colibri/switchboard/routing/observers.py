@@ -8,7 +8,9 @@ A routed request (a `tools/call`, a `resources/read`, a `prompts/get`) is a `Rou
   gets it as a Pattern A error and no downstream is asked.
 - `before_answer(call, answer)`: the answer is decided but not yet sent. An observer that must be
   done before the client hears it (an audit row committed first) returns an awaitable, and the
-  answer waits for it; one that returns None costs the answer nothing.
+  answer waits for it: a database write goes to a thread (`anyio.to_thread.run_sync(commit)`), and
+  on the lean lane, which otherwise answers from the downstream's callback, a task awaits it and
+  then writes the answer. One that returns None costs the answer nothing.
 - `after_answer(call, answer)`: the answer is on its way (metrics). Never delays the client.
 
 `joined`, `moved` and `left` follow each downstream's health: it joined the board (and its first
