@@ -21,10 +21,10 @@ import time
 from typing import Any
 
 import colibri.runtime.server
-import colibri.switchboard.server
+import colibri.switchboard.program.serve
 from colibri.cli import main
 
-PRELOADED = (colibri.runtime.server, colibri.switchboard.server)  # what `main` would import lazily
+PRELOADED = (colibri.runtime.server, colibri.switchboard.program.serve)  # what `main` would import lazily
 
 
 class Child:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from colibri.switchboard.base import ConfigError
 from colibri.switchboard.config import parse
-from colibri.switchboard.errors import ConfigError
 from tests.helpers import chain_error
 from tests.switchboard.helpers import (
     Downstreams,

@@ -12,8 +12,8 @@ import pytest
 
 from colibri.cli import main
 from colibri.serving.address import parse_address
+from colibri.switchboard.base import ConfigError
 from colibri.switchboard.config import HealthPolicy, Target, load, parse
-from colibri.switchboard.errors import ConfigError
 
 GOOD = {
     "mcpServers": {

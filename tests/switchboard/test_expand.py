@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from colibri.switchboard.catalog import template_matches
-from colibri.switchboard.errors import ConfigError
-from colibri.switchboard.expand import expand, expand_servers
+from colibri.switchboard.base import ConfigError
+from colibri.switchboard.config import expand, expand_servers
+from colibri.switchboard.downstream import template_matches
 
 ENV = {"HOME": "/home/a", "EMPTY": "", "TOKEN": "t"}
 

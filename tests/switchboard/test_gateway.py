@@ -11,10 +11,9 @@ import anyio
 import mcp_types as types
 import pytest
 
+from colibri.switchboard.base import CallTimedOut, ConnectionLost, DownstreamError, Hooks, NotSent
 from colibri.switchboard.config import ServerSpec, parse
-from colibri.switchboard.contracts import Hooks
-from colibri.switchboard.errors import CallTimedOut, ConnectionLost, DownstreamError, NotSent
-from colibri.switchboard.gateway import Switchboard
+from colibri.switchboard.routing import Switchboard
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from colibri.switchboard.auth import TokensFile
+from colibri.switchboard.faces import TokensFile
 from tests.helpers import INITIALIZE, MCP_HEADERS
 from tests.switchboard.helpers import (
     Downstreams,

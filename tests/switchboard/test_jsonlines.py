@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colibri.switchboard.jsonlines import dumps, loads
+from colibri.switchboard.base.jsonlines import dumps, loads
 
 _scalars = (
     st.none()

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from colibri.switchboard.errors import MalformedResult
-from colibri.switchboard.results import (
+from colibri.switchboard.base import MalformedResult
+from colibri.switchboard.downstream.results import (
     SERVER_INFO_META,
     OutputSchemas,
     is_error,

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 
-from colibri.switchboard.checks import CheckKind
 from colibri.switchboard.config import HealthPolicy
-from colibri.switchboard.schedule import Plan, Timeline, plan, restart_delay
-from colibri.switchboard.states import State
+from colibri.switchboard.health import CheckKind, State
+from colibri.switchboard.health.schedule import Plan, Timeline, plan, restart_delay
 
 POLICY = HealthPolicy(liveness_s=10, readiness_s=30, deep_s=300)
 L, R, C = CheckKind.LIVENESS, CheckKind.READINESS, CheckKind.CAPABILITY

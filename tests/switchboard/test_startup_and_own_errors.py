@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from colibri.switchboard import envelopes
+from colibri.switchboard.base import ConfigError, envelopes
 from colibri.switchboard.config import parse
-from colibri.switchboard.errors import ConfigError
 from colibri.tools.catalog import TOOLS
 from tests.switchboard.fault_server import WORK_OUTPUT
 from tests.switchboard.helpers import Downstreams, own_answer, switchboard, wait_for_state, write_config

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from colibri.switchboard.base import IllegalTransition
 from colibri.switchboard.config import HealthPolicy
-from colibri.switchboard.errors import IllegalTransition
-from colibri.switchboard.states import (
-    TABLE,
-    Evidence,
-    HealthMachine,
-    Signal,
-    State,
-    Ticket,
-    Transition,
-)
+from colibri.switchboard.health import Evidence, HealthMachine, Signal, State, Ticket, Transition
+from colibri.switchboard.health.rules import TABLE
 
 POLICY = HealthPolicy(failures_to_quarantine=3, cooldown_s=10, cooldown_max_s=35)
 ALIVE = Evidence(Signal.ALIVE, detail="liveness, readiness")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from colibri.switchboard.status_page import render_status
+from colibri.switchboard.faces import render_status
 
 
 def _server(name: str, state: str) -> dict[str, Any]:

@@ -16,10 +16,9 @@ from mcp import StdioServerParameters
 from mcp.shared.message import SessionMessage
 
 from colibri.pipes import WRITE_FAILED, LineReader, LineWriter, ProcessTransport
+from colibri.switchboard.base import CallTimedOut, ConnectFailed, Hooks, MalformedResult, NotSent, PeerError
 from colibri.switchboard.config import ServerSpec
-from colibri.switchboard.contracts import Hooks
-from colibri.switchboard.errors import CallTimedOut, ConnectFailed, MalformedResult, NotSent, PeerError
-from colibri.switchboard.transport import open_session
+from colibri.switchboard.downstream import open_session
 from tests.switchboard.helpers import FAULT_SERVER, process_gone
 
 pytestmark = pytest.mark.anyio

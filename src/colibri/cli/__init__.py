@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "switchboard":
-        from colibri.switchboard.cli import run as run_switchboard
+        from colibri.switchboard.program import run as run_switchboard
 
         return run_switchboard(
             args.action, args.config, args.http, no_auth=args.no_auth, metrics=args.metrics, watch=args.watch

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"colibri token create: {problem}", file=sys.stderr)
             return EXIT_USAGE
         if args.file is not None:
-            from colibri.switchboard.cli import create_token
+            from colibri.switchboard.program import create_token
 
             return create_token(args.name, args.file)
     try:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, SupportsIndex
 
 if TYPE_CHECKING:
-    from colibri.pipes import LineWriter
+    from colibri.pipes.writer import LineWriter
 
 # An unfinished line longer than this (or than the message limit) is not held back to be judged:
 # it goes on to the reader as it arrives, and the SDK handles it. Diverted calls are small.

@@ -13,7 +13,9 @@ import anyio
 from mcp import StdioServerParameters
 from mcp.client.stdio import get_default_environment
 
-from colibri.pipes import LINE_LIMIT, DivertingReader, LineReader, LineWriter
+from colibri.pipes.diverting import DivertingReader
+from colibri.pipes.reader import LINE_LIMIT, LineReader
+from colibri.pipes.writer import LineWriter
 
 
 class ProcessTransport:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import anyio
 
@@ -24,12 +23,10 @@ from colibri.domains.log.note import NoteError, valid_name
 from colibri.domains.log.policy import read_policy
 from colibri.domains.log.store import latest_checkpoint
 from colibri.runtime.config import Config
+from colibri.runtime.running import Running
 from colibri.runtime.witness_duty import submit_to_witnesses
 from colibri.runtime.witnessing import WitnessedNotary
 from colibri.storage import Database
-
-if TYPE_CHECKING:
-    from colibri.runtime.app import App
 
 log = logging.getLogger("colibri.log")
 
@@ -97,7 +94,7 @@ def checkpoint_now(db: Database, notary: Checkpointer, reason: str) -> None:
         log.debug("%s checkpoint at size %d", reason, made.size)
 
 
-async def checkpoint_every(app: App) -> None:
+async def checkpoint_every(app: Running) -> None:
     """Every COLIBRI_CHECKPOINT_INTERVAL_S, a checkpoint if the log grew; between calls only.
 
     Beside it, for as long as it runs, each checkpoint goes to the policy's witnesses

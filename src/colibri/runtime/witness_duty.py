@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import anyio
 
 from colibri.chain.worker import in_worker
 from colibri.core.database import Database
 from colibri.core.errors import StorageError
+from colibri.runtime.running import Running
 from colibri.runtime.witnessing import Runner, Submitter, WitnessedNotary
-
-if TYPE_CHECKING:
-    from colibri.runtime.app import App
 
 log = logging.getLogger("colibri.witness")
 T = TypeVar("T")
@@ -29,7 +27,7 @@ POLL_S = 0.25
 MAX_BACKOFF_S = 60.0
 
 
-async def submit_to_witnesses(app: App) -> None:
+async def submit_to_witnesses(app: Running) -> None:
     """Runs until cancelled; returns at once when no witness policy is set."""
     notary = app.state.notary
     if not isinstance(notary, WitnessedNotary) or notary.notary.policy is None:
@@ -62,7 +60,7 @@ async def _follow(submitter: Submitter, notary: WitnessedNotary, cap: float) -> 
             await anyio.sleep(delay)
 
 
-def _chain_runner(app: App) -> Runner:
+def _chain_runner(app: Running) -> Runner:
     """Database work under the chain's lock, in the chain's worker thread, as a tool call does."""
 
     async def run(work: Callable[[Database], T]) -> T:

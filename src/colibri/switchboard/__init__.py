@@ -1,20 +1,15 @@
-"""The switchboard: a health-aware MCP gateway in front of downstream MCP servers (SPEC §7, §12).
+"""The switchboard: a health-aware MCP gateway in front of downstream MCP servers (SPEC §7, §12, §19).
 
-config.py      the mcpServers JSON, validated into frozen objects
-expand.py      ${VAR} / ${VAR:-default} in the fields that start or reach a server
-states.py      the health state machine (one table, injected clock)
-schedule.py    when each check runs next
-checks.py      liveness, readiness, capability
-transport.py   the SDK edge: open connections, converted errors, callbacks from the downstream
-catalog.py     a downstream's resources, templates and prompts
-downstream.py  one supervised downstream: connection, restarts, checks, calls
-router.py      tools: namespacing, fallbacks, refusals
-passthrough.py everything else: resources, prompts, completion, logging
-gateway.py     all of it together, transport-independent; applies a reloaded config
-reload.py      SIGHUP and --watch
-auth.py        the tokens file, as the SDK's bearer-token verifier
-metrics.py     /healthz, /readyz, /metrics (prometheus_client)
-serving.py     the serving options the command line settled
-server.py      the MCP adapter (stdio, Streamable HTTP)
-cli.py         `colibri switchboard`, `colibri token create`
+Seven packages, each importing only those above it in this list (lowest first), and another only
+through what its __init__ exports (tests/test_architecture.py holds both rules):
+
+base/        the vocabulary: the error tree, the promises between parts, envelopes, the lanes' JSON
+config/      the config file: read, `${VAR}` expanded, checked, frozen
+health/      the checks, when they run, and the state machine that judges each downstream
+downstream/  one supervised connection per downstream: transports, both lanes, its calls
+routing/     the board: what is listed, the `Route` every call takes, the observers of every call
+faces/       how clients and people reach it: MCP over stdio and HTTP, the lean lane, status, metrics
+program/     `colibri switchboard`: the command, the wiring, reload
+
+This module imports nothing: `colibri.cli` imports `colibri.switchboard.program` when asked to run it.
 """

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from colibri.domains.trail.canonical import RECORD_ID_PATTERN, record_json, stored_record_hash
-from colibri.domains.trail.models import Text
 from colibri.domains.trail.repository import (
     RecordRef,
     count_records,
@@ -13,6 +12,7 @@ from colibri.domains.trail.repository import (
     record_seqs,
     stored_hash_bytes,
 )
+from colibri.domains.trail.text import Text
 
 __all__ = [
     "RECORD_ID_PATTERN",

@@ -9,26 +9,12 @@ from pydantic import AfterValidator, BaseModel, Field, StrictInt, StrictStr, mod
 from colibri.core.cursor import MAX_SEQ, decode_cursor
 from colibri.core.spec import Arguments
 from colibri.domains.log.api import LogStatus
+from colibri.domains.trail.text import Text
 
 Kind = Literal["plan", "analysis", "decision", "observation", "reflection", "writeback"]
 BreakReason = Literal["hash_mismatch", "prev_link_mismatch", "seq_gap"]
 MAX_CONTENT = 65_536
 FIRST_PAGE = "the oldest record"  # what a list without a cursor starts from
-
-
-def _encodable(text: str) -> str:
-    """Lone UTF-16 surrogates cannot be stored or hashed as UTF-8 (the stdio transport already
-    refuses them; another transport may not)."""
-    try:
-        text.encode()
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"text contains an unpaired surrogate at position {exc.start}; send valid Unicode text"
-        ) from None
-    return text
-
-
-Text = Annotated[StrictStr, AfterValidator(_encodable)]
 
 
 SessionIdIn = Annotated[

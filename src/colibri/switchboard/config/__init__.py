@@ -1,0 +1,32 @@
+"""The config file (SPEC §7, §12): read, expanded, checked, and turned into small frozen objects.
+
+model.py   what the switchboard runs on: `SwitchboardConfig`, `ServerSpec`, `HealthPolicy`, `Target`
+load.py    `load(path)` / `parse(text)`: the file to a `SwitchboardConfig`, or a `ConfigError` naming
+           the JSON path of the first problem
+schema.py  the raw file as pydantic checks it, and its first problem said with a did-you-mean
+expand.py  `${VAR}` and `${VAR:-default}` in the fields that start or reach a server
+"""
+
+from colibri.switchboard.config.expand import expand, expand_servers
+from colibri.switchboard.config.load import load, parse
+from colibri.switchboard.config.model import (
+    STATUS_TOOL,
+    DeepCheck,
+    HealthPolicy,
+    ServerSpec,
+    SwitchboardConfig,
+    Target,
+)
+
+__all__ = [
+    "STATUS_TOOL",
+    "DeepCheck",
+    "HealthPolicy",
+    "ServerSpec",
+    "SwitchboardConfig",
+    "Target",
+    "expand",
+    "expand_servers",
+    "load",
+    "parse",
+]

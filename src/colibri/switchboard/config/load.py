@@ -1,0 +1,182 @@
+"""The switchboard's config file: the `mcpServers` JSON plus `fallbacks`, `health`, `auth` (SPEC §7, §12).
+
+Entries written for other clients load too: `type`, `headers`, `disabled`, `timeout` (milliseconds)
+are understood; `autoApprove`, `alwaysAllow` and `description` concern only a client and are ignored.
+`${VAR}` / `${VAR:-default}` expand from the environment first (see `expand.py`).
+
+`load(path)` returns a frozen `SwitchboardConfig` (model.py) or raises `ConfigError` naming the JSON
+path of the first problem and what was expected there. Pydantic checks the shapes (schema.py); the
+cross-field rules (a server needs `command` or `url`, fallback targets must name configured servers,
+...) are checked afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from pydantic import ValidationError
+
+from colibri.switchboard.base import ConfigError, json_path
+from colibri.switchboard.config.expand import expand_servers
+from colibri.switchboard.config.model import (
+    NAME_PATTERN,
+    STATUS_TOOL,
+    DeepCheck,
+    HealthPolicy,
+    ServerSpec,
+    SwitchboardConfig,
+    Target,
+)
+from colibri.switchboard.config.schema import RawFile, RawServer, first_problem, kind
+
+_path = json_path
+
+
+def load(path: str | Path, environ: Mapping[str, str] | None = None) -> SwitchboardConfig:
+    """Read, parse and validate the config file at `path`."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError("$", f"cannot read the file ({exc}); expected a readable UTF-8 JSON file") from None
+    return parse(text, environ)
+
+
+def parse(text: str, environ: Mapping[str, str] | None = None) -> SwitchboardConfig:
+    """Validate the text of a config file, expanding variables from `environ` (default: os.environ)."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            "$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; expected a JSON object"
+        ) from None
+    if not isinstance(raw, dict):
+        raise ConfigError("$", f'expected a JSON object with "mcpServers", got {kind(raw)}')
+    raw = expand_servers(raw, environ)
+    try:
+        parsed = RawFile.model_validate(raw)
+    except ValidationError as exc:
+        raise first_problem(exc) from None
+    return _build(parsed)
+
+
+def _build(parsed: RawFile) -> SwitchboardConfig:
+    globals_ = parsed.health.model_dump(exclude_none=True)
+    _check_cooldowns(HealthPolicy(**globals_), "health")
+    servers = tuple(_server(name, entry, globals_) for name, entry in parsed.mcpServers.items())
+    known = {spec.name for spec in servers}
+    enabled = {spec.name for spec in servers if not spec.disabled}
+    fallbacks = {
+        capability: tuple(_target(capability, index, entry, known) for index, entry in enumerate(chain))
+        for capability, chain in parsed.fallbacks.items()
+    }
+    # A disabled server is not started, so it cannot serve a fallback; a chain left empty goes.
+    fallbacks = {
+        capability: kept
+        for capability, chain in fallbacks.items()
+        if (kept := tuple(target for target in chain if target.server in enabled))
+    }
+    for capability in fallbacks:
+        if not NAME_PATTERN.match(capability) or capability == STATUS_TOOL:
+            raise ConfigError(
+                _path(("fallbacks", capability)),
+                "expected a capability name of 1-64 letters, digits, '_' or '-' "
+                f"(no dots, not {STATUS_TOOL!r}), so it cannot clash with a namespaced tool",
+            )
+    startup = {} if parsed.startup_wait_s is None else {"startup_wait_s": parsed.startup_wait_s}
+    return SwitchboardConfig(
+        servers=servers,
+        fallbacks=MappingProxyType(fallbacks),
+        tokens_file=None if parsed.auth is None else parsed.auth.tokens_file,
+        **startup,
+    )
+
+
+def _server(name: str, entry: RawServer, globals_: dict[str, Any]) -> ServerSpec:
+    where = ("mcpServers", name)
+    if not NAME_PATTERN.match(name):
+        raise ConfigError(
+            _path(where),
+            "expected a server name of 1-64 letters, digits, '_' or '-' (it prefixes tool names)",
+        )
+    if entry.command is None and entry.url is None:
+        raise ConfigError(
+            _path((*where, "command")),
+            'missing; expected "command" (a stdio server) or "url" (a Streamable HTTP server)',
+        )
+    if entry.command is not None and entry.url is not None:
+        raise ConfigError(_path((*where, "url")), 'expected either "command" or "url", not both')
+    if entry.url is not None and (entry.args or entry.env or entry.cwd is not None):
+        raise ConfigError(_path(where), '"args", "env" and "cwd" apply to stdio servers only, not to a "url"')
+    if entry.command is not None and entry.headers:
+        raise ConfigError(_path((*where, "headers")), 'headers apply to "url" servers only')
+    if entry.type is not None and (entry.type == "stdio") != (entry.command is not None):
+        expected = (
+            '"stdio" with "command"'
+            if entry.command is not None
+            else '"http", "streamable-http" or "sse" with "url"'
+        )
+        raise ConfigError(_path((*where, "type")), f"expected {expected}, got {entry.type!r}")
+    own = entry.health.model_dump(exclude_none=True, exclude={"deep"})
+    if entry.timeout is not None:
+        if "call_timeout_s" in own:
+            raise ConfigError(
+                _path((*where, "timeout")),
+                "expected either timeout (milliseconds) or health.call_timeout_s (seconds), not both",
+            )
+        own["call_timeout_s"] = entry.timeout / 1000
+    policy = HealthPolicy(**{**globals_, **own})
+    _check_cooldowns(policy, _path((*where, "health")) if own else "health")
+    if entry.tools is not None and (entry.tools.allow is None) == (entry.tools.deny is None):
+        raise ConfigError(
+            _path((*where, "tools")), 'expected exactly one of "allow" or "deny", each a list of globs'
+        )
+    deep = entry.health.deep
+    return ServerSpec(
+        name=name,
+        command=entry.command,
+        args=tuple(entry.args),
+        env=MappingProxyType(dict(entry.env)),
+        cwd=entry.cwd,
+        url=entry.url,
+        health=policy,
+        deep=None
+        if deep is None
+        else DeepCheck(tool=deep.tool, arguments=MappingProxyType(dict(deep.arguments))),
+        idempotent=frozenset(entry.idempotent),
+        sse=entry.type == "sse",
+        headers=MappingProxyType(dict(entry.headers)),
+        disabled=entry.disabled,
+        allow=None if entry.tools is None or entry.tools.allow is None else tuple(entry.tools.allow),
+        deny=() if entry.tools is None or entry.tools.deny is None else tuple(entry.tools.deny),
+        tool_timeouts=MappingProxyType(dict(entry.tool_timeouts)),
+    )
+
+
+def _target(capability: str, index: int, entry: str, known: set[str]) -> Target:
+    where = _path(("fallbacks", capability, index))
+    server, dot, tool = entry.partition(".")
+    if not dot or not server or not tool:
+        raise ConfigError(where, f'expected "server.tool", got {entry!r}')
+    if server not in known:
+        raise ConfigError(
+            where, f"unknown server {server!r} in {entry!r}; expected one of: {', '.join(sorted(known))}"
+        )
+    return Target(server=server, tool=tool)
+
+
+def _check_cooldowns(policy: HealthPolicy, where: str) -> None:
+    if policy.cooldown_max_s < policy.cooldown_s:
+        raise ConfigError(
+            f"{where}.cooldown_max_s",
+            f"expected a value >= cooldown_s ({policy.cooldown_s:g}), got {policy.cooldown_max_s:g}",
+        )
+    if policy.restart_backoff_max_s < policy.restart_backoff_s:
+        raise ConfigError(
+            f"{where}.restart_backoff_max_s",
+            f"expected a value >= restart_backoff_s ({policy.restart_backoff_s:g}), "
+            f"got {policy.restart_backoff_max_s:g}",
+        )

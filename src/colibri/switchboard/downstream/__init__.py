@@ -1,0 +1,27 @@
+"""One supervised connection per downstream server: started, watched, restarted, checked, called.
+
+supervisor.py  `Downstream`: the connection's lifecycle (restarts with backoff), its health machine
+               and check loop, what it lists; `Connector` is how it opens a connection
+calls.py       the real calls of a downstream, counted and judged as health evidence, on either lane
+catalog.py     what it offers besides tools: resources, templates, prompts
+transport.py   the SDK edge: one `mcp.Client` per connection, the one place its errors become ours
+streams.py     the byte streams under it: a stdio process (with a lean lane) or an HTTP connection
+watched.py     a read stream that reports its own end, so a lost connection is noticed at once
+lanes.py       the lean lane of a stdio connection: tools/call as JSON lines beside the SDK
+results.py     a raw tools/call result checked as the SDK's client checks one
+callbacks.py   what a downstream sends unasked, handed to its owner's `Hooks`
+"""
+
+from colibri.switchboard.downstream.catalog import template_matches
+from colibri.switchboard.downstream.results import SERVER_INFO_META
+from colibri.switchboard.downstream.supervisor import CONNECT_TIMEOUT_S, Connector, Downstream
+from colibri.switchboard.downstream.transport import open_session
+
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "SERVER_INFO_META",
+    "Connector",
+    "Downstream",
+    "open_session",
+    "template_matches",
+]

@@ -1,0 +1,200 @@
+"""The real calls of one downstream: sent, counted, and judged as evidence of its health.
+
+`Downstream` (supervisor.py) inherits these; they are apart only to keep each module small.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_REQUEST
+
+from colibri.switchboard.base import (
+    Abandon,
+    Caller,
+    Done,
+    DownstreamError,
+    DownstreamSession,
+    MalformedResult,
+    Notified,
+    Notify,
+    NotSent,
+    PeerError,
+    Progress,
+    ResultT,
+)
+from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.downstream.results import OutputSchemas, without_server_info
+from colibri.switchboard.health import Counters, Evidence, HealthMachine, Prober, Signal, Ticket
+
+T = TypeVar("T")
+
+log = logging.getLogger("colibri.switchboard")
+
+
+class Calling:
+    """Calls to a downstream; the state they read and write is the Downstream's."""
+
+    spec: ServerSpec
+    name: str
+    machine: HealthMachine
+    prober: Prober
+    counters: Counters
+    tools: dict[str, types.Tool]
+    session: DownstreamSession | None
+    callers: list[Caller]
+    default_caller: Callable[[], Caller | None]
+    notified: Notified | None
+    _schemas: OutputSchemas
+
+    async def call(
+        self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> types.CallToolResult:
+        """Send one routed call; its outcome is evidence about this server's health."""
+
+        def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[types.CallToolResult]:
+            return session.call_tool(tool, arguments, self.spec.timeout_for(tool), progress)
+
+        return await self._counted(ticket, tool, caller, send)
+
+    async def call_raw(
+        self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+    ) -> dict[str, Any]:
+        """`call`, answered as the raw JSON result (the lean lane, see lanes.py)."""
+
+        def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[dict[str, Any]]:
+            return session.call_raw(tool, arguments, self.spec.timeout_for(tool), progress)
+
+        return await self._counted(ticket, tool, caller, send)
+
+    def send_raw(
+        self,
+        ticket: Ticket,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        caller: Caller,
+        *,
+        progress: Notify,
+        done: Done,
+    ) -> Abandon | None:
+        """`call_raw` without a task: `done` gets the checked result or the error, from a callback.
+
+        None when this connection cannot (no lean lane, or the tool was never listed, so its output
+        schema is unknown): nothing was sent and `ticket` is still held. The call given up by the
+        returned `Abandon` releases its ticket and is no evidence either way.
+        """
+        session = self.session
+        listed = self.tools.get(tool)
+        if session is None or listed is None:
+            return None
+
+        def answered(outcome: dict[str, Any] | DownstreamError) -> None:
+            if isinstance(outcome, dict):
+                try:
+                    self._schemas.check(tool, listed.output_schema, outcome)
+                    outcome = without_server_info(outcome)
+                except MalformedResult as exc:
+                    outcome = exc
+            blamed = outcome if isinstance(outcome, DownstreamError) else None
+            if isinstance(blamed, PeerError) and not blamed.blames_server:
+                blamed = None  # the request was wrong, not the server
+            if blamed is not None:
+                # Judged before the call goes on: a next entry on this server sees the verdict.
+                self.callers.remove(caller)
+                self._call_outcome(ticket, tool, blamed)
+                done(outcome)
+                return
+            try:
+                done(outcome)  # the answer first: what follows is bookkeeping nobody waits for
+            finally:
+                self.callers.remove(caller)
+                self._call_outcome(ticket, tool, None)
+
+        self.callers.append(caller)
+        try:
+            abandon = session.send_raw(tool, arguments, self.spec.timeout_for(tool), progress, answered)
+        except NotSent:
+            self.callers.remove(caller)
+            self.machine.release(ticket)
+            self.counters.calls += 1
+            raise
+        if abandon is None:
+            self.callers.remove(caller)
+            return None
+        self.counters.calls += 1
+
+        def given_up(reason: str) -> None:
+            abandon(reason)
+            self.callers.remove(caller)
+            self.machine.release(ticket)
+
+        return given_up
+
+    async def _counted(
+        self,
+        ticket: Ticket,
+        tool: str,
+        caller: Caller | None,
+        send: Callable[[DownstreamSession, Progress | None], Awaitable[T]],
+    ) -> T:
+        session = self.session
+        reported = False
+        if caller is not None:
+            self.callers.append(caller)
+        try:
+            if session is None:
+                raise NotSent("not connected")
+            self.counters.calls += 1
+            try:
+                result = await send(session, None if caller is None else caller.progress)
+            except NotSent:
+                raise
+            except PeerError as exc:
+                reported = True
+                self._call_outcome(ticket, tool, exc if exc.blames_server else None)
+                raise
+            except DownstreamError as exc:
+                reported = True
+                self._call_outcome(ticket, tool, exc)
+                raise
+            reported = True
+            self._call_outcome(ticket, tool, None)
+            return result
+        finally:
+            if caller is not None:
+                self.callers.remove(caller)
+            if not reported:
+                self.machine.release(ticket)
+
+    async def request(self, request: types.ClientRequest, result_type: type[ResultT]) -> ResultT:
+        """Any request but a tool call (resources, prompts, completion); not counted as health evidence."""
+        session = self.session
+        if session is None:
+            raise NotSent("not connected")
+        return await session.request(request, result_type, self.spec.health.call_timeout_s)
+
+    async def _relay(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
+        caller = self.callers[-1] if self.callers else self.default_caller()
+        if caller is None:
+            raise MCPError(INVALID_REQUEST, f"no client is connected to answer {request.method}")
+        return await caller.request(request, result_type)
+
+    async def _notified(self, notification: types.ServerNotification) -> None:
+        if isinstance(notification, types.LoggingMessageNotification) and self.callers:
+            await self.callers[-1].log(notification.params)
+        elif self.notified is not None:
+            await self.notified(self.name, notification)
+
+    def _call_outcome(self, ticket: Ticket, tool: str, error: DownstreamError | None) -> None:
+        log.debug("%s: call %s: %s", self.name, tool, "ok" if error is None else error.message)
+        if error is None:
+            self.machine.report(ticket, Evidence(Signal.PASS, detail=f"call {tool}"))
+            return
+        self.counters.call_failures += 1
+        log.info("%s: call %s failed: %s", self.name, tool, error.message)
+        self.machine.report(ticket, Evidence(Signal.FAIL, error.kind, f"call {tool}: {error.message}"))
+        self.prober.want_capability()

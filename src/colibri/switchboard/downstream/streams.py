@@ -1,0 +1,121 @@
+"""The byte streams under a downstream's SDK client: a stdio process or an HTTP connection, watched.
+
+The read stream reports its own end, so a process that dies is known the moment its stdout closes;
+the HTTP client marks a request that never left (refused connection), so a call that cannot have
+reached the server is told apart from one lost mid-call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import httpx2
+from mcp import StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from colibri.pipes import ProcessTransport
+from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.downstream.lanes import DownstreamLane
+from colibri.switchboard.downstream.watched import WatchedReadStream
+
+# The SDK's own defaults for its HTTP client: a long read timeout, as a server may hold a stream open.
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+# httpx errors raised before any byte of the request left: the server cannot have acted on it.
+UNSENT_HTTP_ERRORS = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One request in flight; the HTTP transport marks it when the request could not be sent."""
+
+    unsent: bool = False
+
+
+# The SDK runs each HTTP request in a copy of the sender's context, so the mark lands on the
+# sender's own `Attempt` (a refused connection otherwise looks like one lost mid-call).
+ATTEMPT: ContextVar[Attempt | None] = ContextVar("colibri_switchboard_attempt", default=None)
+
+
+class WatchedTransport:
+    """The SDK transport for `spec`, with a read stream that reports its own end.
+
+    A stdio downstream also gets a lean lane (`lane`, see lanes.py) beside the SDK on its pipes.
+    """
+
+    def __init__(self, spec: ServerSpec, on_eof: Callable[[str], None]) -> None:
+        self._on_eof = on_eof
+        self.lane: DownstreamLane | None = None
+        if spec.url is not None and spec.sse:
+            self._inner: AbstractAsyncContextManager[Any] = sse_client(spec.url, headers=dict(spec.headers))
+            self._eof_reason = "the connection closed"
+        elif spec.url is not None:
+            self._inner = _http_streams(spec.url, dict(spec.headers))
+            self._eof_reason = "the connection closed"
+        else:
+            assert spec.command is not None
+            params = StdioServerParameters(
+                command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
+            )
+            self._inner = ProcessTransport(params)
+            self._eof_reason = "the process exited (its stdout closed)"
+            self.lane = DownstreamLane()
+
+    async def __aenter__(self) -> tuple[WatchedReadStream, Any]:
+        read_stream, write_stream = await self._inner.__aenter__()
+        if self.lane is not None:
+            self.lane.attach(write_stream)
+            read_stream.divert = self.lane
+        return WatchedReadStream(read_stream, self._ended), write_stream
+
+    def _ended(self) -> None:
+        if self.lane is not None:
+            self.lane.close(self._eof_reason)
+        self._on_eof(self._eof_reason)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return await self._inner.__aexit__(exc_type, exc, tb)
+        finally:
+            if self.lane is not None:
+                # Closed by us (a reload, a reconnect, the end) the stream may never see its end:
+                # the lean calls still in flight must hear now that no answer will come, not at
+                # their timeout. Answers written before the process stopped were taken already.
+                self.lane.close("the connection was closed")
+
+
+@asynccontextmanager
+async def _http_streams(url: str, headers: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's Streamable HTTP transport over a client that notices requests that never left."""
+    transport = _UnsentWatch(httpx2.AsyncHTTPTransport())
+    async with (
+        httpx2.AsyncClient(timeout=HTTP_TIMEOUT, transport=transport, headers=headers) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+class _UnsentWatch(httpx2.AsyncBaseTransport):
+    """Marks the current `Attempt` unsent when the connection fails before the request is sent."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await self._inner.handle_async_request(request)
+        except UNSENT_HTTP_ERRORS:
+            attempt = ATTEMPT.get()
+            if attempt is not None:
+                attempt.unsent = True
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

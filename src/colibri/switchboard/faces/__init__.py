@@ -1,0 +1,37 @@
+"""How clients and people reach the switchboard: the MCP server (stdio and Streamable HTTP), the lean
+lane beside it on stdio, the HTTP face's tokens and status page, and the Prometheus metrics.
+
+mcp_server.py   the SDK's low-level `Server` over the board: tools, resources, prompts, completion,
+                logging, list changes (both protocol eras)
+lean.py         the lean lane facing a stdio client: routed tools/call taken off the SDK's path
+lean_caller.py  such a call as the `Caller` of its downstream call (progress, logs, relays)
+lean_wire.py    the JSON-RPC body it writes back
+peers.py        the connected clients, as a downstream's news and requests reach them
+listening.py    `subscriptions/listen` for 2026-era clients, backed by downstream subscriptions
+http_face.py    what the HTTP face adds around /mcp: the bearer-token check and /status
+tokens.py       the tokens file (`colibri token create --file`), the SDK's token verifier
+status_page.py  GET /status for people (templates/)
+metrics.py      /healthz, /readyz, /metrics, and `Metrics`, an observer of every routed call
+serving.py      how the command line asked the switchboard to serve
+"""
+
+from colibri.switchboard.faces.http_face import auth_for, status_page
+from colibri.switchboard.faces.lean import ClientLane
+from colibri.switchboard.faces.mcp_server import SERVER_NAME, build_server
+from colibri.switchboard.faces.metrics import Metrics, probe_routes
+from colibri.switchboard.faces.serving import Serving
+from colibri.switchboard.faces.status_page import render_status
+from colibri.switchboard.faces.tokens import TokensFile
+
+__all__ = [
+    "SERVER_NAME",
+    "ClientLane",
+    "Metrics",
+    "Serving",
+    "TokensFile",
+    "auth_for",
+    "build_server",
+    "probe_routes",
+    "render_status",
+    "status_page",
+]

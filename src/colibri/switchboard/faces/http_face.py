@@ -1,0 +1,34 @@
+"""What the HTTP face adds around /mcp: the status page and the bearer-token check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.auth.settings import AuthSettings
+from pydantic import AnyHttpUrl
+
+from colibri.switchboard.faces.serving import Serving
+from colibri.switchboard.faces.status_page import status_routes
+from colibri.switchboard.faces.tokens import TokensFile
+from colibri.switchboard.routing import Switchboard
+
+
+def status_page(board: Switchboard, options: Serving) -> list[Any]:
+    """GET /status for people (SPEC §13), behind the same tokens as /mcp when there are any."""
+    if options.tokens is None:
+        return status_routes(board.status, None)
+    tokens_file = TokensFile(options.tokens)
+
+    async def known(token: str) -> bool:
+        return await tokens_file.verify_token(token) is not None
+
+    return status_routes(board.status, known)
+
+
+def auth_for(options: Serving, host: str, port: int) -> dict[str, Any]:
+    """The SDK's bearer-token middleware over the tokens file; nothing when serving without tokens."""
+    if options.tokens is None:
+        return {}
+    shown = f"[{host}]" if ":" in host else host
+    settings = AuthSettings(issuer_url=AnyHttpUrl(f"http://{shown}:{port}"), resource_server_url=None)
+    return {"auth": settings, "token_verifier": TokensFile(options.tokens)}

@@ -1,0 +1,286 @@
+"""The lean lane facing a stdio client: tools/call read, routed and answered as JSON, beside the SDK.
+
+The stdio edge (`pipes`) shows every line to `ClientLane.take` before the SDK parses it. A
+`tools/call` for a routed tool (`server.tool` or a fallback capability) from a client past its
+handshake (or a 2026-era request naming a version the SDK serves) is taken here: it takes the same
+`Route` as every call (routing/route.py: health admission and verdicts, fallback, never repeating a
+non-idempotent call, filtering, the observers, the same envelopes) and, on a stdio downstream, is
+sent down its lean lane (downstream/lanes.py). It is routed and sent from the pipe's callback and
+answered from the downstream's, with no task in between: the route says what to do next, this lane
+does it. A task serves a call only where something must wait — the first verdicts, a downstream
+without a lean lane, or an observer that must finish before the answer goes (an audit row
+committed first). Everything else — the handshake, lists,
+`switchboard_status`, malformed input, arguments that are not an object, resources, prompts,
+relays — goes to the SDK as before.
+
+The client's `notifications/cancelled` for a call taken here cancels it (and the downstream is
+told); progress goes back with the client's own token; the answer carries the client's id. At the
+end of input, the reader waits for the answers of the calls taken here (bounded) before it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from colibri.pipes import LineWriter
+from colibri.switchboard.base import Abandon, DownstreamError, jsonlines
+from colibri.switchboard.faces.lean_caller import LeanCaller, valid_id
+from colibri.switchboard.faces.lean_wire import answer_body
+from colibri.switchboard.routing import Answer, Attempt, Route, Switchboard
+
+log = logging.getLogger("colibri.switchboard")
+
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+# Only lines naming one of these can be ours; the rest go to the SDK without being parsed twice.
+_CALL, _CANCELLED, _INITIALIZE = b'"tools/call"', b'"notifications/cancelled"', b'"initialize"'
+# A UTF-16 surrogate escape: the SDK answers a lone one with -32602, so such lines stay with it.
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+@dataclass(slots=True)
+class _Call:
+    request_id: types.RequestId
+    name: str
+    arguments: dict[str, Any] | None
+    token: object
+    modern: bool
+    route: Route | None = None
+    caller: LeanCaller | None = None
+    task: asyncio.Task[None] | None = None
+    abandon: Abandon | None = None
+    cancelled: bool = False
+
+
+class ClientLane:
+    """Takes the routed tools/call requests of one stdio client off the SDK's path (a `pipes.Divert`)."""
+
+    def __init__(self, board: Switchboard, server_info: dict[str, Any], limit_s: float) -> None:
+        self._board = board
+        self._server_info = server_info
+        self._limit_s = limit_s
+        self._writer: LineWriter | None = None
+        self._running = False
+        self._calls: dict[types.RequestId, _Call] = {}
+        self._idle: anyio.Event | None = None  # made only when someone waits for the calls to end
+        self._initialized = False
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Take calls inside this block; the calls still running at its end are cancelled."""
+        self._running = True
+        try:
+            yield
+        finally:
+            self._running = False
+            for call in list(self._calls.values()):
+                if call.task is not None:
+                    call.task.cancel()
+                elif call.abandon is not None:
+                    self._abandon(call, "the switchboard is stopping")
+
+    def attach(self, writer: LineWriter) -> None:
+        self._writer = writer
+
+    async def drained(self) -> None:
+        if not self._calls:
+            return
+        self._idle = idle = anyio.Event()
+        with anyio.move_on_after(self._limit_s):
+            await idle.wait()
+
+    def take(self, line: bytes) -> bool:
+        # Lines arrive here from the moment the pipe is open: the handshake may come before
+        # `running()` or `attach()`, and is noted all the same.
+        if _CALL not in line and _CANCELLED not in line and _INITIALIZE not in line:
+            return False
+        if b"\\u" in line and _SURROGATE.search(line):
+            return False
+        try:
+            message = jsonlines.loads(line)
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return False
+        method, params = message.get("method"), message.get("params")
+        if method == "initialize":
+            self._initialized = True
+            return False
+        if not self._running or self._writer is None or not isinstance(params, dict):
+            return False
+        if method == "notifications/cancelled" and "id" not in message:
+            return self._cancel(params.get("requestId"))
+        request_id = message.get("id")
+        if method != "tools/call" or not valid_id(request_id) or request_id in self._calls:
+            return False
+        name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
+        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+            return False
+        meta = meta if isinstance(meta, dict) else {}
+        version = meta.get(PROTOCOL_VERSION_META)
+        modern = version is not None
+        if (version not in MODERN_PROTOCOL_VERSIONS if modern else not self._initialized) or (
+            not self._board.router.leanable(name)
+        ):
+            return False
+        call = _Call(request_id, name, arguments, meta.get("progressToken"), modern)
+        self._calls[request_id] = call
+        self._start(call)
+        return True
+
+    def _cancel(self, request_id: object) -> bool:
+        call = self._calls.get(request_id) if valid_id(request_id) else None
+        if call is None:
+            return False
+        call.cancelled = True  # the call is never answered, as JSON-RPC cancellation has it
+        if call.task is not None:
+            call.task.cancel()
+        elif call.abandon is not None:
+            self._abandon(call, "the client cancelled the call")
+        return True
+
+    def _abandon(self, call: _Call, reason: str) -> None:
+        assert call.abandon is not None
+        call.abandon(reason)
+        self._forget(call)
+        if call.route is not None:
+            call.route.cancelled()
+
+    # A call is routed right here, in the pipe's callback, and answered from the downstream's: two
+    # turns of the event loop where a task took four.
+
+    def _start(self, call: _Call) -> None:
+        if self._board.waits_for_start(call.name):
+            self._spawn(call, self._serve(call))
+            return
+        route = call.route = self._board.route(call.name, call.arguments)
+        with self._guarded(call, route):
+            self._go(call, route, route.start())
+
+    def _go(self, call: _Call, route: Route, step: Attempt | Answer) -> None:
+        caller = self._caller(call)
+        while isinstance(step, Attempt):
+            attempt, tool = step, step.target.tool
+            done = partial(self._answered, call, route, attempt)
+            try:
+                abandon = attempt.downstream.send_raw(
+                    attempt.ticket, tool, call.arguments, caller, progress=caller.tell, done=done
+                )
+            except DownstreamError as exc:
+                step = route.failed(attempt, exc)
+                continue
+            if abandon is None:  # no lean lane there: a task awaits the answer
+                self._spawn(call, self._serve(call, attempt))
+            call.abandon = abandon
+            return
+        self._answer(call, route, step)
+
+    def _answered(
+        self, call: _Call, route: Route, attempt: Attempt, outcome: dict[str, Any] | DownstreamError
+    ) -> None:
+        call.abandon = None
+        with self._guarded(call, route):
+            if isinstance(outcome, DownstreamError):
+                self._go(call, route, route.failed(attempt, outcome))
+            else:
+                self._answer(call, route, route.answered(attempt, outcome))
+
+    @contextmanager
+    def _guarded(self, call: _Call, route: Route) -> Iterator[None]:
+        """What goes wrong routing `call` is its answer: HANDLER_ERROR, as on the SDK's lane."""
+        try:
+            yield
+        except Exception as exc:
+            log.exception("switchboard failed routing %s", call.name)
+            self._answer(call, route, route.crashed(exc))
+
+    def _answer(self, call: _Call, route: Route, answer: Answer) -> None:
+        try:
+            waiting = route.before_answer(answer)
+        except Exception as exc:
+            log.exception("an observer failed before the answer to %s", call.name)
+            answer, waiting = route.crashed(exc), None
+        if waiting is not None:  # an observer must finish first: only then does the answer go
+            self._spawn(call, self._answer_after(call, route, answer, waiting))
+            return
+        self._finish(call, answer_body(answer, self._server_info if call.modern else None))
+        route.after_answer(answer)  # metrics, once the answer is on its way
+
+    async def _answer_after(
+        self, call: _Call, route: Route, answer: Answer, waiting: Awaitable[None]
+    ) -> None:
+        try:
+            await waiting
+        except asyncio.CancelledError:
+            self._forget(call)
+            route.cancelled()
+            if call.cancelled:
+                return
+            raise
+        except Exception as exc:
+            log.exception("an observer failed before the answer to %s", call.name)
+            answer = route.crashed(exc)
+        self._finish(call, answer_body(answer, self._server_info if call.modern else None))
+        route.after_answer(answer)
+        await self.flush()
+
+    def _caller(self, call: _Call) -> LeanCaller:
+        if call.caller is None:
+            call.caller = LeanCaller(self.send, self._board.default_caller, call.token)
+        return call.caller
+
+    def _spawn(self, call: _Call, serving: Coroutine[Any, Any, None]) -> None:
+        # A bare task: `running()` cancels what is left at the end.
+        call.task = asyncio.get_running_loop().create_task(serving)
+
+    def _forget(self, call: _Call) -> None:
+        self._calls.pop(call.request_id, None)
+        if not self._calls and self._idle is not None:
+            self._idle.set()
+
+    def _finish(self, call: _Call, answer: dict[str, Any]) -> None:
+        self._forget(call)
+        if not call.cancelled:
+            self.send({"jsonrpc": "2.0", "id": call.request_id} | answer)
+
+    async def _serve(self, call: _Call, step: Attempt | None = None) -> None:
+        """The call, driven by awaiting: after the first verdicts, or on a downstream with no lean lane."""
+        try:
+            if call.route is None:  # sent before its servers' first verdicts: wait for them (bounded)
+                await self._board.started()
+                call.route = self._board.route(call.name, call.arguments)
+            route = call.route
+            answer = await route.run(self._caller(call), raw=True, step=step)
+        except asyncio.CancelledError:
+            self._forget(call)
+            if call.cancelled:
+                return
+            raise
+        self._finish(call, answer_body(answer, self._server_info if call.modern else None))
+        route.after_answer(answer)
+        await self.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self._writer is None:
+            return
+        try:
+            self._writer.write_line(jsonlines.dumps(message))
+        except anyio.ClosedResourceError:
+            log.debug("could not write to the client: it stopped reading")
+
+    async def flush(self) -> None:
+        if self._writer is not None:
+            try:
+                await self._writer.drain()
+            except anyio.BrokenResourceError:
+                log.debug("could not write to the client: it stopped reading")

@@ -1,0 +1,58 @@
+"""A tools/call taken by the lean lane (lean.py), as the `Caller` of its downstream call.
+
+Its progress and log notifications are written to the client at once, under the client's own
+progress token; a downstream's own requests (sampling, elicitation, roots) go to the connection the
+SDK serves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeGuard
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_REQUEST
+
+from colibri.switchboard.base import Caller, ResultT
+
+Send = Callable[[dict[str, Any]], None]
+
+
+class LeanCaller:
+    """A call taken by the lean lane as the `Caller` of its downstream call."""
+
+    def __init__(self, send: Send, default_caller: Callable[[], Caller | None], token: object) -> None:
+        self._send = send
+        self._default_caller = default_caller
+        self._token = token if valid_id(token) else None
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.tell(progress, total, message)
+
+    def tell(self, progress: float, total: float | None, message: str | None) -> None:
+        """`progress`, sent at once: it reaches the client before an answer written after it."""
+        if self._token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self._token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        data = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": data})
+
+    async def request(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
+        # A downstream's own request during the call goes to the connection the SDK knows.
+        caller = self._default_caller()
+        if caller is None:
+            raise MCPError(INVALID_REQUEST, f"no client is connected to answer {request.method}")
+        return await caller.request(request, result_type)
+
+
+def valid_id(value: object) -> TypeGuard[types.RequestId]:
+    """Whether `value` can be a JSON-RPC request id (or progress token): a string or an integer."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))

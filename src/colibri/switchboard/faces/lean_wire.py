@@ -1,0 +1,32 @@
+"""What the lean lane (lean.py) writes back for an answer: the JSON-RPC body of a result or an error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from colibri.switchboard.downstream import SERVER_INFO_META
+from colibri.switchboard.routing import Answer
+
+
+def answer_body(answer: Answer, server_info: dict[str, Any] | None) -> dict[str, Any]:
+    """`{"result": ...}`, or a downstream's JSON-RPC error as itself (`{"error": ...}`).
+
+    `server_info` is given for a 2026-era request: its answer carries what the SDK server adds.
+    """
+    if answer.error is not None:
+        error: dict[str, Any] = {"code": answer.error.code, "message": answer.error.error.message}
+        if answer.error.error.data is not None:
+            error["data"] = answer.error.error.data
+        return {"error": error}
+    result = answer.result
+    assert result is not None, "an answer that goes back has a result or an error"
+    body = (
+        result
+        if isinstance(result, dict)
+        else result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    if server_info is not None:
+        # What the SDK server adds to a 2026-era answer: the result type and its own identity.
+        meta = dict(body.get("_meta") or {}) | {SERVER_INFO_META: server_info}
+        body = {"resultType": "complete"} | body | {"_meta": meta}
+    return {"result": body}

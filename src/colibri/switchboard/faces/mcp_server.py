@@ -1,0 +1,202 @@
+"""The MCP face of the switchboard: the SDK's low-level `Server`, over stdio or Streamable HTTP.
+
+Every tools/call, resources/read and prompts/get goes to the board with who asked (the token's name
+over HTTP, `local` otherwise); the board routes it as it routes the lean lane's calls.
+
+tools/list_changed reaches handshake-era clients as a notification on their connection and
+2026-era clients through `subscriptions/listen` (the SDK's listen handler and subscription bus).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+from starlette.requests import Request
+
+from colibri import __version__
+from colibri.switchboard.base import INVALID_PARAMS, envelopes
+from colibri.switchboard.faces.listening import listen_handler, publishing
+from colibri.switchboard.faces.peers import CHANGED, Peers, SessionCaller
+from colibri.switchboard.routing import LOCAL, Switchboard
+
+log = logging.getLogger("colibri.switchboard")
+
+SERVER_NAME = "colibri-switchboard"
+
+
+def build_server(board: Switchboard) -> Server[Any]:
+    """The low-level server whose tools are the switchboard's."""
+    bus = InMemorySubscriptionBus()
+    peers = Peers()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        await board.started()
+        return types.ListToolsResult(tools=board.tools())
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        caller = SessionCaller(ctx.session, ctx.request_id)
+        return await board.call(params.name, params.arguments, caller, principal_of(ctx))
+
+    async def remember_peer(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        peers.remember(ctx)
+        return await call_next(ctx)
+
+    async def tools_changed() -> None:
+        await bus.publish(ToolsListChanged())
+
+    async def lists_changed(kind: str) -> None:
+        if kind == "resources":
+            await bus.publish(ResourcesListChanged())
+        elif kind == "prompts":
+            await bus.publish(PromptsListChanged())
+        await peers.notify(CHANGED[kind])
+
+    passthrough = board.passthrough
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=passthrough.resources())
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=passthrough.templates())
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await passthrough.read(params.uri, principal_of(ctx))
+
+    async def subscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        passthrough.owner(params.uri)
+        if peers.subscribe(ctx, params.uri):
+            try:
+                await passthrough.subscribe(params.uri)
+            except MCPError:
+                peers.unsubscribe(ctx, params.uri)
+                raise
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        if peers.unsubscribe(ctx, params.uri):
+            await passthrough.unsubscribe(params.uri)
+        return types.EmptyResult()
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=passthrough.prompts())
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return await passthrough.get_prompt(params.name, params.arguments, principal_of(ctx))
+
+    async def complete(
+        ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return await passthrough.complete(params)
+
+    async def set_level(
+        ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        await passthrough.set_level(params.level)
+        return types.EmptyResult()
+
+    server: Server[Any] = _Gateway(
+        SERVER_NAME,
+        version=__version__,
+        instructions=(
+            "A health-aware gateway: each downstream server's tools are listed as server.tool while "
+            "that server is healthy; switchboard_status explains what is missing and why."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=listen_handler(bus, peers, passthrough),
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
+    )
+    # Registered by hand: the constructor argument warns that logging is deprecated in the 2026 era,
+    # but handshake-era clients still set the level of the servers behind the switchboard.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+    # Replaces the SDK default (an OpenTelemetry span per message, a no-op without an exporter).
+    server.middleware = [remember_peer, _refuse_non_object_arguments]
+    board.on_tools_changed(tools_changed)
+    board.on_lists_changed(lists_changed)
+    board.notified = publishing(bus, peers.downstream_notified)
+    board.default_caller = peers.latest
+    return server
+
+
+def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Who asked: the name of the token the HTTP request proved, else `local`."""
+    request = ctx.request
+    user = request.scope.get("user") if isinstance(request, Request) else None
+    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else LOCAL
+
+
+async def _refuse_non_object_arguments(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    # The SDK would answer a bare -32602 before `call_tool` runs; a tool's caller gets an envelope.
+    params = ctx.params if ctx.method == "tools/call" and isinstance(ctx.params, Mapping) else {}
+    arguments, name = params.get("arguments"), params.get("name")
+    if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
+        return envelopes.error(
+            INVALID_PARAMS,
+            f"arguments for {name} must be a JSON object, got {type(arguments).__name__}; "
+            'pass named arguments, e.g. {"key": "value"}, or {} for none',
+            tool=name,
+            issues=[{"path": "", "message": "expected an object", "type": "object_type"}],
+        )
+    return await call_next(ctx)
+
+
+class _Gateway(Server[Any]):
+    """The SDK server, advertising `tools.listChanged` whichever transport asks.
+
+    The Streamable HTTP session manager builds the initialize answer from the defaults of
+    `create_initialization_options`, so the default itself must announce list changes.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options
+            or NotificationOptions(tools_changed=True, resources_changed=True, prompts_changed=True),
+            experimental_capabilities,
+            extensions,
+        )

@@ -1,0 +1,125 @@
+"""The clients connected to the switchboard, as the downstreams' news and requests reach them.
+
+Handshake-era connections are remembered (bounded) as they speak: list_changed notifications, log
+messages and resource updates (to the connections subscribed to the URI) go to them, and a
+downstream's request made outside any call goes to the one that spoke last. A client request a
+downstream call serves is that call's `Caller` (`SessionCaller`).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from colibri.switchboard.base import Caller, ResultT
+
+CHANGED: dict[str, types.ServerNotification] = {
+    "tools": types.ToolListChangedNotification(),
+    "resources": types.ResourceListChangedNotification(),
+    "prompts": types.PromptListChangedNotification(),
+}
+
+
+class Peers:
+    """Handshake-era connections seen so far (bounded): list_changed, logs and resource updates go there."""
+
+    LIMIT = 256
+
+    def __init__(self) -> None:
+        self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
+        self._subscribed: dict[str, set[str]] = {}
+
+    @staticmethod
+    def key(ctx: ServerRequestContext[Any, Any]) -> str:
+        headers = getattr(ctx.request, "headers", None)
+        return str(headers.get("mcp-session-id")) if headers is not None else "stdio"
+
+    def remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.method == "initialize":
+            return
+        key = self.key(ctx)
+        self._sessions[key] = ctx.session
+        self._sessions.move_to_end(key)
+        while len(self._sessions) > self.LIMIT:
+            forgotten, _ = self._sessions.popitem(last=False)
+            self._forget(forgotten)
+
+    def latest(self) -> Caller | None:
+        """The connection that spoke last: it answers a downstream's request made outside any call."""
+        if not self._sessions:
+            return None
+        return SessionCaller(next(reversed(self._sessions.values())), None)
+
+    def subscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> bool:
+        """Record the subscription; True when it is the first for `uri` (the downstream must be asked)."""
+        return self.hold(self.key(ctx), uri)
+
+    def unsubscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> bool:
+        """Drop the subscription; True when it was the last for `uri`."""
+        return self.release(self.key(ctx), uri)
+
+    def hold(self, holder: str, uri: str) -> bool:
+        """`holder` (a connection, or a 2026-era listen stream) wants `uri`; True when it is the first."""
+        holders = self._subscribed.setdefault(uri, set())
+        first = not holders
+        holders.add(holder)
+        return first
+
+    def release(self, holder: str, uri: str) -> bool:
+        """`holder` no longer wants `uri`; True when nobody does any more."""
+        holders = self._subscribed.get(uri, set())
+        holders.discard(holder)
+        if holders:
+            return False
+        self._subscribed.pop(uri, None)
+        return True
+
+    def _forget(self, key: str) -> None:
+        for holders in self._subscribed.values():
+            holders.discard(key)
+
+    async def notify(self, notification: types.ServerNotification, only: set[str] | None = None) -> None:
+        for key, session in list(self._sessions.items()):
+            if only is not None and key not in only:
+                continue
+            try:
+                await session.send_notification(notification)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._sessions.pop(key, None)
+                self._forget(key)
+
+    async def downstream_notified(self, server: str, notification: types.ServerNotification) -> None:
+        if isinstance(notification, types.ResourceUpdatedNotification):
+            await self.notify(notification, self._subscribed.get(notification.params.uri, set()))
+        else:
+            await self.notify(notification)
+
+
+class SessionCaller:
+    """A client connection as the `Caller` of a downstream call: progress, logs, relayed requests."""
+
+    def __init__(self, session: ServerSession, request_id: types.RequestId | None) -> None:
+        self._session = session
+        self._request_id = request_id
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if self._request_id is not None:
+            await self._session.report_progress(progress, total, message)
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        await self._session.send_notification(
+            types.LoggingMessageNotification(params=params), self._request_id
+        )
+
+    async def request(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
+        metadata = (
+            None if self._request_id is None else ServerMessageMetadata(related_request_id=self._request_id)
+        )
+        return await self._session.send_request(request, result_type, metadata=metadata)

@@ -1,0 +1,12 @@
+"""The `colibri switchboard` command: reads the configuration, wires the board to its faces, reloads.
+
+cli.py           `colibri switchboard [run|status]` and `colibri token create --file`: options,
+                 exit codes (the only place configuration is read)
+serve.py         the board, its observers, its reloads and its faces, run over stdio or HTTP
+reload.py        SIGHUP and --watch: a new config applied as a difference
+status_table.py  `colibri switchboard status`'s table
+"""
+
+from colibri.switchboard.program.cli import create_token, run
+
+__all__ = ["create_token", "run"]

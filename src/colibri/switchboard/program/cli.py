@@ -1,0 +1,148 @@
+"""`colibri switchboard [run|status] --config FILE [--http HOST:PORT]`: read, validate, serve.
+
+Exit codes: 0 success, 1 `status` found a downstream that is not HEALTHY, 2 bad config or usage.
+Configuration is read here and nowhere else: the file, `--http`, `COLIBRI_LOG_LEVEL` and
+`COLIBRI_MAX_MESSAGE_BYTES` and the `COLIBRI_HTTP_*` limits (serving/http_limits.py).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import sys
+
+import anyio
+
+from colibri.core.env import ConfigError as EnvError
+from colibri.core.env import max_message_bytes
+from colibri.serving import logs
+from colibri.serving.address import parse_address
+from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from colibri.serving.http_limits import HttpLimits
+from colibri.switchboard.base import ConfigError
+from colibri.switchboard.config import SwitchboardConfig, load
+from colibri.switchboard.downstream import CONNECT_TIMEOUT_S
+from colibri.switchboard.faces import Serving, TokensFile
+from colibri.switchboard.program.serve import board_for, serve_http, serve_stdio
+from colibri.switchboard.program.status_table import table
+
+
+def run(
+    action: str,
+    config_path: str,
+    http: str | None,
+    *,
+    no_auth: bool = False,
+    metrics: str | None = None,
+    watch: bool = False,
+) -> int:
+    """Entry point called by `colibri.cli`; returns the exit code."""
+    try:
+        config = load(config_path)
+    except ConfigError as exc:
+        return _usage(f"{config_path}: {exc}")
+    address = metrics_address = None
+    try:
+        if http is not None:
+            address = parse_address(http)
+        if metrics is not None:
+            metrics_address = parse_address(metrics, "--metrics")
+    except ValueError as exc:
+        return _usage(str(exc))
+    if address is not None:
+        refusal = _auth_refusal(address[0], config, no_auth)
+        if refusal is not None:
+            return _usage(refusal)
+    try:
+        level = logs.level_from_env()
+        limit = max_message_bytes(os.environ)
+        http_limits = HttpLimits.from_env(os.environ)
+    except (EnvError, ValueError) as exc:
+        return _usage(str(exc))
+    logs.configure(level)
+    if action == "status":
+        return anyio.run(_status, config)
+    options = Serving(
+        config_path=config_path,
+        http=address,
+        metrics=metrics_address,
+        tokens=None if no_auth or config.tokens_file is None else config.tokens_file,
+        watch=watch,
+        message_limit=limit,
+        http_limits=http_limits,
+    )
+    anyio.run(_serve, config, options)
+    return EXIT_OK
+
+
+def create_token(name: str, path: str) -> int:
+    """`colibri token create NAME --file PATH`: prints the new token once."""
+    try:
+        token = TokensFile(path).create(name)
+    except ConfigError as exc:
+        print(f"colibri token: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"colibri token: cannot write {path}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(token, flush=True)
+    print(f"token {name!r} added to {path}; it is shown only now", file=sys.stderr)
+    return EXIT_OK
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _auth_refusal(host: str, config: SwitchboardConfig, no_auth: bool) -> str | None:
+    """Why serving HTTP on `host` this way is refused, or None. Tokens are required off loopback."""
+    if is_loopback(host):
+        return None
+    if no_auth:
+        return f"--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not {host}"
+    if config.tokens_file is None:
+        return (
+            f'--http {host} is not a loopback address: set "auth": {{"tokens_file": PATH}} in the config '
+            "and create tokens with `colibri token create NAME --file PATH`"
+        )
+    return None
+
+
+async def _serve(config: SwitchboardConfig, options: Serving) -> None:
+    board, metrics = board_for(config)
+    if options.http is None:
+        await serve_stdio(board, metrics, options)
+    else:
+        await serve_http(board, metrics, options)
+
+
+async def _status(config: SwitchboardConfig) -> int:
+    """Connect to every downstream, let each have its first verdict, print the table."""
+    board, _ = board_for(config)
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(board.run)
+        await board.settled(_settle_timeout(config))
+        status = board.status()
+        tasks.cancel_scope.cancel()
+    print(table(status), flush=True)
+    healthy = all(server["state"] == "HEALTHY" for server in status["servers"])
+    return EXIT_OK if healthy else EXIT_FAILED
+
+
+def _settle_timeout(config: SwitchboardConfig) -> float:
+    """Long enough for a connection and one round of the three checks on every server."""
+    slowest = max(
+        max(CONNECT_TIMEOUT_S, spec.health.check_timeout_s) + 3 * spec.health.check_timeout_s
+        for spec in config.servers
+    )
+    return slowest + 1.0
+
+
+def _usage(message: str) -> int:
+    print(f"colibri switchboard: {message}", file=sys.stderr)
+    return EXIT_USAGE

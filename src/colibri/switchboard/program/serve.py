@@ -1,0 +1,115 @@
+"""Running the switchboard: the board, its reloads and its faces together, over stdio or HTTP.
+
+The observers every routed call passes are composed here, once (`observers`): metrics now; policy,
+rate limits and audit are added to the same list, in the order they must run.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from starlette.applications import Starlette
+
+from colibri import __version__
+from colibri.serving.http import run_http, security_for, web_server
+from colibri.serving.signals import DRAIN_GRACE_S
+from colibri.serving.stdio import run_stdio
+from colibri.switchboard.config import SwitchboardConfig
+from colibri.switchboard.faces import (
+    SERVER_NAME,
+    ClientLane,
+    Metrics,
+    Serving,
+    auth_for,
+    build_server,
+    probe_routes,
+    status_page,
+)
+from colibri.switchboard.program.reload import watch
+from colibri.switchboard.routing import Observer, Switchboard
+
+log = logging.getLogger("colibri.switchboard")
+
+
+def observers(metrics: Metrics) -> list[Observer]:
+    """Every observer of the routed calls, in the order each is asked (the first refusal wins)."""
+    return [metrics]
+
+
+def board_for(config: SwitchboardConfig) -> tuple[Switchboard, Metrics]:
+    metrics = Metrics()
+    return Switchboard(config, observers=observers(metrics)), metrics
+
+
+async def serve_stdio(board: Switchboard, metrics: Metrics, serving: Serving | None = None) -> None:
+    """Serve on stdin/stdout until stdin closes or a signal arrives."""
+    serving = serving or Serving(config_path="")
+    server = build_server(board)
+    options = server.create_initialization_options()
+    board_scope = anyio.CancelScope()
+    board_done = anyio.Event()
+
+    async def run_board(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        with board_scope:
+            await board.run(task_status=task_status)
+        board_done.set()
+
+    async def drain() -> None:
+        board_scope.cancel()
+        await board_done.wait()
+
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(run_board)
+        if serving.config_path:
+            tasks.start_soon(watch, board, serving.config_path, serving.watch)
+        if serving.metrics is not None:
+            host, port = serving.metrics
+            probes = web_server(
+                Starlette(routes=probe_routes(board.readiness, metrics)), host, port, serving.http_limits
+            )
+            tasks.start_soon(probes.serve)
+            log.info("probes and metrics at http://%s:%d/metrics", host, port)
+        # Requests read before stdin's end are answered first; none can take longer than this.
+        answer_within_s = board.config.startup_wait_s + max(
+            (spec.health.call_timeout_s for spec in board.config.servers), default=0.0
+        )
+        lane = ClientLane(
+            board, {"name": SERVER_NAME, "version": __version__}, answer_within_s + DRAIN_GRACE_S
+        )
+        async with lane.running():
+            await run_stdio(
+                server,
+                options,
+                drain=drain,
+                what="stopping the downstreams",
+                message_limit=serving.message_limit,
+                answer_within_s=answer_within_s + DRAIN_GRACE_S,
+                divert=lane,
+            )
+        log.info("stdin closed; stopping the downstreams")
+        tasks.cancel_scope.cancel()
+
+
+async def serve_http(board: Switchboard, metrics: Metrics, options: Serving) -> None:
+    """Serve Streamable HTTP at http://HOST:PORT/mcp (and the probes) until SIGINT or SIGTERM."""
+    assert options.http is not None
+    host, port = options.http
+    limits = options.http_limits
+    server = build_server(board)
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=security_for(host),
+        session_idle_timeout=limits.session_idle_s,
+        max_sessions=limits.max_sessions,
+        custom_starlette_routes=[*probe_routes(board.readiness, metrics), *status_page(board, options)],
+        **auth_for(options, host, port),
+    )
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(board.run)
+        if options.config_path:
+            tasks.start_soon(watch, board, options.config_path, options.watch)
+        log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
+        await run_http(app, host, port, limits)
+        log.info("HTTP server stopped; stopping the downstreams")
+        tasks.cancel_scope.cancel()

@@ -1,0 +1,41 @@
+"""What is listed and where each request goes, over every supervised downstream (SPEC §7, §12).
+
+board.py        `Switchboard`: every downstream supervised, the router and the passthrough over them,
+                list-change news, and a reloaded config applied as a difference
+router.py       the tools listed (`server.tool`, fallback capabilities, `switchboard_status`) and the
+                `Route` each tools/call takes
+route.py        one tools/call from admission to answer, on every lane: fallbacks, never repeating a
+                call that may have acted, SERVICE_UNAVAILABLE with every reason, the observers' moments
+observers.py    the seam every routed request passes: `RoutedCall`, `Answer`, and the `Observer`s that
+                may refuse it, hold its answer or see it go (metrics now; policy, rate limits, audit)
+passthrough.py  resources, templates, prompts, completion, logging
+asked.py        a resources/read or prompts/get through the observers' moments
+status.py       what `switchboard_status` returns
+"""
+
+from colibri.switchboard.routing.board import Switchboard
+from colibri.switchboard.routing.observers import (
+    LOCAL,
+    Answer,
+    Observer,
+    Outcome,
+    Refusal,
+    RoutedCall,
+    Tried,
+)
+from colibri.switchboard.routing.passthrough import Passthrough
+from colibri.switchboard.routing.route import Attempt, Route
+
+__all__ = [
+    "LOCAL",
+    "Answer",
+    "Attempt",
+    "Observer",
+    "Outcome",
+    "Passthrough",
+    "Refusal",
+    "Route",
+    "RoutedCall",
+    "Switchboard",
+    "Tried",
+]

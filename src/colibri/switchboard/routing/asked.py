@@ -1,0 +1,81 @@
+"""A resources/read or prompts/get through the observers' moments, as route.py takes a tools/call.
+
+One server answers it (no fallbacks): the observers may refuse it, hold its answer, and see it go,
+with what was asked of which server and what it came to, like any routed call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
+
+from colibri.switchboard.base import CallTimedOut, DownstreamError, PeerError, ResultT
+from colibri.switchboard.downstream import Downstream
+from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall, Tried
+
+# Which server a request goes to, and its name there (the URI, or the prompt without its prefix);
+# raises `MCPError` when there is none (unknown, or not routable).
+Owner = Callable[[], tuple[Downstream, str]]
+
+
+async def asked(
+    observers: Observers,
+    call: RoutedCall,
+    owner: Owner,
+    request: Callable[[str], types.ClientRequest],
+    result_type: type[ResultT],
+) -> ResultT:
+    """Ask the owner `request(name there)`; its JSON-RPC errors pass through, others name the server."""
+    try:
+        answer = await _answer(observers, call, owner, request, result_type)
+        waiting = observers.before_answer(call, answer)
+        if waiting is not None:
+            await waiting
+    except anyio.get_cancelled_exc_class():
+        observers.after_answer(call, Answer(Outcome.CANCELLED))
+        raise
+    observers.after_answer(call, answer)
+    if answer.error is not None:
+        raise answer.error
+    assert isinstance(answer.result, result_type)
+    return answer.result
+
+
+async def _answer(
+    observers: Observers,
+    call: RoutedCall,
+    owner: Owner,
+    request: Callable[[str], types.ClientRequest],
+    result_type: type[ResultT],
+) -> Answer:
+    refusal = observers.admit(call)
+    if refusal is not None:
+        refused = MCPError(INVALID_REQUEST, f"{refusal.code}: {refusal.message}", refusal.details or None)
+        return Answer(Outcome.DENIED, error=refused)
+    try:
+        downstream, name = owner()
+    except MCPError as exc:
+        unavailable = exc.error.code == INTERNAL_ERROR  # SERVICE_UNAVAILABLE; else it is unknown
+        return Answer(Outcome.UNAVAILABLE if unavailable else Outcome.DENIED, error=exc)
+    started = time.perf_counter()
+    try:
+        result = await downstream.request(request(name), result_type)
+    except PeerError as exc:
+        return _failed(downstream, name, started, "error", MCPError(exc.code, exc.rpc_message, exc.data))
+    except DownstreamError as exc:
+        upstream = MCPError(INTERNAL_ERROR, f"UPSTREAM_ERROR: {downstream.name}: {exc.message}")
+        return _failed(
+            downstream, name, started, "timeout" if isinstance(exc, CallTimedOut) else "error", upstream
+        )
+    tried = Tried(downstream.name, name, "ok", time.perf_counter() - started)
+    return Answer(Outcome.OK, result, tried=(tried,))
+
+
+def _failed(downstream: Downstream, name: str, started: float, outcome: str, error: MCPError) -> Answer:
+    tried = Tried(downstream.name, name, outcome, time.perf_counter() - started)
+    return Answer(Outcome.TIMEOUT if outcome == "timeout" else Outcome.ERROR, error=error, tried=(tried,))

@@ -1,0 +1,148 @@
+"""Which tools the switchboard lists, and which `Route` each call takes (SPEC §7, Tools and Degradation).
+
+- `server.tool` names a tool of one downstream; it is listed, and routed, only while that server is
+  routable (HEALTHY, or PROBATION with its one trial slot free).
+- A capability of `fallbacks` is listed once under its own name and goes to the first entry of its
+  chain that can take it (route.py walks the chain).
+- A name that is neither is answered UNKNOWN_TOOL; `switchboard_status` by the switchboard itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import mcp_types as types
+
+from colibri.switchboard.base import UNKNOWN_TOOL, envelopes
+from colibri.switchboard.config import STATUS_TOOL, Target
+from colibri.switchboard.downstream import Downstream
+from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall
+from colibri.switchboard.routing.route import Route
+
+STATUS = types.Tool(
+    name=STATUS_TOOL,
+    title="Switchboard status",
+    description=(
+        "Health of every downstream server behind this switchboard: state (STARTING, HEALTHY, "
+        "UNHEALTHY, QUARANTINE, PROBATION), last liveness/readiness/capability checks, failure "
+        "counts, cooldown left and recent transitions with their reasons. Call it when a tool is "
+        "missing from tools/list or a call returned SERVICE_UNAVAILABLE."
+    ),
+    input_schema={"type": "object", "properties": {}},
+    annotations=types.ToolAnnotations(
+        title="Switchboard status",
+        read_only_hint=True,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
+)
+
+
+class Router:
+    """Lists the routable tools and makes each call's `Route`; owns no state beyond the downstreams'."""
+
+    def __init__(
+        self,
+        downstreams: Mapping[str, Downstream],
+        fallbacks: Mapping[str, tuple[Target, ...]],
+        status: Callable[[], dict[str, Any]],
+        observers: Observers | None = None,
+    ) -> None:
+        self._downstreams = downstreams
+        self.fallbacks = fallbacks
+        self._status = status
+        self._observers = observers or Observers()
+
+    def tools(self) -> list[types.Tool]:
+        """What tools/list shows now."""
+        listed = [STATUS]
+        for downstream in self._downstreams.values():
+            if downstream.machine.routable:
+                listed.extend(
+                    tool.model_copy(update={"name": f"{downstream.name}.{tool.name}"})
+                    for tool in downstream.tools.values()
+                )
+        for capability, chain in self.fallbacks.items():
+            tool = self._first_listed(chain)
+            if tool is not None:
+                routes = ", ".join(str(target) for target in chain)
+                description = f"{tool.description or ''} (served by the first healthy of: {routes})".strip()
+                listed.append(tool.model_copy(update={"name": capability, "description": description}))
+        return listed
+
+    def _first_listed(self, chain: tuple[Target, ...]) -> types.Tool | None:
+        for target in chain:
+            downstream = self._downstreams[target.server]
+            if downstream.machine.routable and target.tool in downstream.tools:
+                return downstream.tools[target.tool]
+        return None
+
+    def leanable(self, name: str) -> bool:
+        """Whether a call to `name` is routed to downstreams (not answered by the switchboard itself)."""
+        return name != STATUS_TOOL and self._chain(name) is not None
+
+    def route(self, call: RoutedCall) -> Route:
+        """The way of `call` from admission to answer."""
+        return Route(
+            call,
+            self._chain(call.name),
+            own=self._own,
+            downstreams=self._downstreams,
+            lacks=self._lacks,
+            schemas=self._schemas,
+            observers=self._observers,
+        )
+
+    def _own(self, name: str, chain: tuple[Target, ...] | None) -> Answer | None:
+        """The switchboard's own answer: its status, or UNKNOWN_TOOL; None for a call to route."""
+        if name == STATUS_TOOL:
+            return Answer(Outcome.OK, envelopes.success(self._status()))
+        unknown = self._unknown(name, chain)
+        return None if unknown is None else Answer(Outcome.DENIED, unknown)
+
+    def servers_for(self, name: str) -> list[str]:
+        """The downstreams a call to `name` may be routed to."""
+        chain = self._chain(name)
+        return [] if chain is None else [target.server for target in chain]
+
+    def _schemas(self, chain: tuple[Target, ...]) -> list[dict[str, Any] | None]:
+        """The output schemas a client may have been shown for a tool served by `chain`."""
+        # A reload may have removed a server while a call to it was on its way.
+        listed = [(self._downstreams.get(target.server), target.tool) for target in chain]
+        return [d.tools[tool].output_schema for d, tool in listed if d is not None and tool in d.tools]
+
+    def _unknown(self, name: str, chain: tuple[Target, ...] | None) -> types.CallToolResult | None:
+        """UNKNOWN_TOOL for a name that is neither a capability nor a tool a known server lists."""
+        if chain is None:
+            return envelopes.error(
+                UNKNOWN_TOOL,
+                f"unknown tool {name!r}; call tools/list for the tools offered now (a server's tools are "
+                f"listed as server.tool while it is healthy) or {STATUS_TOOL} to see every server",
+                tool=name,
+            )
+        if name in self.fallbacks or not self._lacks(chain[0]):
+            return None
+        offered = ", ".join(sorted(self._downstreams[chain[0].server].tools))
+        return envelopes.error(
+            UNKNOWN_TOOL,
+            f"unknown tool {name!r}: {chain[0].server} offers {offered}; call tools/list for the tools "
+            "offered now",
+            tool=name,
+        )
+
+    def _lacks(self, target: Target) -> bool:
+        """Whether the tool is filtered out, or the server's last tools/list (if any) lacks it."""
+        downstream = self._downstreams[target.server]
+        if not downstream.spec.offers(target.tool):
+            return True
+        return bool(downstream.tools) and target.tool not in downstream.tools
+
+    def _chain(self, name: str) -> tuple[Target, ...] | None:
+        if name in self.fallbacks:
+            return self.fallbacks[name]
+        server, dot, tool = name.partition(".")
+        if dot and tool and server in self._downstreams:
+            return (Target(server, tool),)
+        return None
