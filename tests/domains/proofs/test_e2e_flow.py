@@ -28,6 +28,7 @@ RECORD_FIELDS = {
     "created_at",
     "prev_hash",
     "hash",
+    "principal",  # who wrote it, as the server proved it (SPEC §14); stdio: local
 }
 
 
@@ -152,6 +153,7 @@ async def _list_with_every_filter_and_page(
     assert all(set(r) == RECORD_FIELDS for r in listed)
     assert listed[3]["content"] == 'observation #3: é "quoted" 😀' and listed[3]["task_id"] == "T-1"
     assert listed[1]["agent_id"] is None and listed[0]["agent_id"] == "agent-1"
+    assert {r["principal"] for r in listed} == {"local"}
     assert [(r["seq"], r["hash"], r["prev_hash"]) for r in listed] == [
         (r["seq"], r["hash"], r["prev_hash"]) for r in written
     ]
