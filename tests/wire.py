@@ -45,6 +45,11 @@ class Wire:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        # Closed here even when the test failed mid-session: left to the collector, the pipes warn
+        # (ResourceWarning) inside whichever test runs next, and fail that one instead.
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
         self._stderr.close()
 
     def initialize(self) -> dict[str, Any]:

@@ -158,7 +158,7 @@ def free_port() -> int:
     return port
 
 
-def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert process.poll() is None, f"the server exited with {process.returncode}"
