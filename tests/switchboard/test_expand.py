@@ -33,7 +33,7 @@ def test_only_the_fields_that_start_or_reach_a_server_expand() -> None:
             "s": {"command": "${HOME}/s", "args": ["${TOKEN}"], "description": "${NOT_EXPANDED}"},
         }
     }
-    entry = expand_servers(raw, ENV)["mcpServers"]["s"]
+    entry = expand_servers(raw, ENV).raw["mcpServers"]["s"]
     assert entry == {"command": "/home/a/s", "args": ["t"], "description": "${NOT_EXPANDED}"}
     assert raw["mcpServers"]["s"]["command"] == "${HOME}/s", "the raw file is not changed"
 

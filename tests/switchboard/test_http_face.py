@@ -84,7 +84,7 @@ def test_token_create_prints_the_token_once_and_stores_only_its_hash(tmp_path: P
     assert path.stat().st_mode & 0o777 == 0o600
 
 
-async def test_tokens_guard_mcp_while_probes_and_metrics_stay_open(tmp_path: Path) -> None:
+async def test_tokens_guard_mcp_and_metrics_while_the_probes_stay_open(tmp_path: Path) -> None:
     downstreams = Downstreams(tmp_path)
     tokens_file = tmp_path / "tokens.jsonl"
     token = create_token("ci", tokens_file).stdout.strip()
@@ -110,12 +110,14 @@ async def test_tokens_guard_mcp_while_probes_and_metrics_stay_open(tmp_path: Pat
         anonymous = get(f"{base}/mcp", method="POST", body=ping)
         forged = get(f"{base}/mcp", token="col_forged", method="POST", body=ping)
         healthz = get(f"{base}/healthz")
+        # /metrics names the servers and their failures: with a tokens file it needs a token (SPEC §14).
+        anonymous_metrics = get(f"{base}/metrics")
         async with http_client(f"{base}/mcp", token) as client:
             await wait_for_state(client, "good", "HEALTHY")
-            before = metrics(get(f"{base}/metrics")[1])
+            before = metrics(get(f"{base}/metrics", token)[1])
             for n in range(3):
                 await client.call_tool("good.work", {"n": n})
-            after = metrics(get(f"{base}/metrics")[1])
+            after = metrics(get(f"{base}/metrics", token)[1])
     finally:
         assert stop(board) == 0
 
@@ -126,7 +128,7 @@ async def test_tokens_guard_mcp_while_probes_and_metrics_stay_open(tmp_path: Pat
         "waiting_for_first_verdict": [],
         "routable": ["good"],
     }
-    assert anonymous[0] == 401 and forged[0] == 401
+    assert anonymous[0] == 401 and forged[0] == 401 and anonymous_metrics[0] == 401
     assert healthz == (200, '{"status":"ok"}')
     calls = ("colibri_switchboard_calls_total", (("outcome", "ok"), ("server", "good"), ("tool", "work")))
     assert after[calls] == before.get(calls, 0) + 3

@@ -40,7 +40,13 @@ from colibri.switchboard.base.errors import (
     SwitchboardError,
     json_path,
 )
-from colibri.switchboard.base.failures import describe_connect_error, describe_failure, first_line, leaves
+from colibri.switchboard.base.failures import (
+    describe_connect_error,
+    describe_failure,
+    first_line,
+    hide,
+    leaves,
+)
 
 __all__ = [
     "HANDLER_ERROR",
@@ -73,6 +79,7 @@ __all__ = [
     "describe_failure",
     "envelopes",
     "first_line",
+    "hide",
     "json_path",
     "jsonlines",
     "leaves",

@@ -3,6 +3,9 @@
 Expansion happens on the raw JSON before validation, so a secret stays in the environment and the
 file can be shared. An unset variable without a default is a config error naming it and its path.
 `$$` is not special: a literal `${` cannot be written, which no known config needs.
+
+The values put in are kept per server (`Expanded.hidden`), so that nothing the switchboard says
+about that server — status, errors, logs — can repeat one (SPEC §14: secrets stay secret).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from colibri.switchboard.base import ConfigError, json_path
@@ -18,42 +22,55 @@ VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 EXPANDED_KEYS = ("command", "args", "env", "url", "headers")
 
 
-def expand_servers(raw: dict[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Expanded:
+    """The file with its server entries expanded, and per server the values the environment put in."""
+
+    raw: dict[str, Any]
+    hidden: Mapping[str, frozenset[str]]
+
+
+def expand_servers(raw: dict[str, Any], environ: Mapping[str, str] | None = None) -> Expanded:
     """A copy of the file whose server entries have their variables expanded."""
     servers = raw.get("mcpServers")
     if not isinstance(servers, dict):
-        return raw
+        return Expanded(raw, {})
     env = os.environ if environ is None else environ
     expanded: dict[str, Any] = {}
+    hidden: dict[str, frozenset[str]] = {}
     for name, entry in servers.items():
         if not isinstance(entry, dict):
             expanded[name] = entry
             continue
-        copy = dict(entry)
+        copy, put_in = dict(entry), set[str]()
         for key in EXPANDED_KEYS:
             if key in copy:
-                copy[key] = _value(copy[key], ("mcpServers", name, key), env)
+                copy[key] = _value(copy[key], ("mcpServers", name, key), env, put_in)
         expanded[name] = copy
-    return {**raw, "mcpServers": expanded}
+        hidden[name] = frozenset(put_in)
+    return Expanded({**raw, "mcpServers": expanded}, hidden)
 
 
-def _value(value: Any, where: tuple[Any, ...], env: Mapping[str, str]) -> Any:
+def _value(value: Any, where: tuple[Any, ...], env: Mapping[str, str], put_in: set[str]) -> Any:
     if isinstance(value, str):
-        return expand(value, where, env)
+        return expand(value, where, env, put_in)
     if isinstance(value, list):
-        return [_value(item, (*where, index), env) for index, item in enumerate(value)]
+        return [_value(item, (*where, index), env, put_in) for index, item in enumerate(value)]
     if isinstance(value, dict):
-        return {key: _value(item, (*where, key), env) for key, item in value.items()}
+        return {key: _value(item, (*where, key), env, put_in) for key, item in value.items()}
     return value
 
 
-def expand(text: str, where: tuple[Any, ...], env: Mapping[str, str]) -> str:
-    """`text` with every `${VAR}` / `${VAR:-default}` replaced from `env`."""
+def expand(text: str, where: tuple[Any, ...], env: Mapping[str, str], put_in: set[str] | None = None) -> str:
+    """`text` with every `${VAR}` / `${VAR:-default}` replaced from `env`; the environment's values
+    that went in are added to `put_in` (defaults are in the file already: no secret)."""
 
     def replace(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         value = env.get(name)
         if value is not None and (value or default is None):
+            if put_in is not None and value:
+                put_in.add(value)
             return value
         if default is not None:
             return default

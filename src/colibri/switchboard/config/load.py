@@ -1,7 +1,8 @@
 """The switchboard's config file: the `mcpServers` JSON plus `fallbacks`, `health`, `auth` (SPEC §7, §12).
 
 Entries written for other clients load too: `type`, `headers`, `disabled`, `timeout` (milliseconds)
-are understood; `autoApprove`, `alwaysAllow` and `description` concern only a client and are ignored.
+and `envFile` (envfile.py) are understood; `autoApprove`, `alwaysAllow` and `description` concern
+only a client and are ignored, and so are other clients' top-level keys (foreign.py).
 `${VAR}` / `${VAR:-default}` expand from the environment first (see `expand.py`).
 
 `load(path)` returns a frozen `SwitchboardConfig` (model.py) or raises `ConfigError` naming the JSON
@@ -21,7 +22,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from colibri.switchboard.base import ConfigError, json_path
+from colibri.switchboard.config.envfile import read_env_file
 from colibri.switchboard.config.expand import expand_servers
+from colibri.switchboard.config.foreign import set_aside
 from colibri.switchboard.config.model import (
     NAME_PATTERN,
     STATUS_TOOL,
@@ -42,11 +45,12 @@ def load(path: str | Path, environ: Mapping[str, str] | None = None) -> Switchbo
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError("$", f"cannot read the file ({exc}); expected a readable UTF-8 JSON file") from None
-    return parse(text, environ)
+    return parse(text, environ, Path(path).parent)
 
 
-def parse(text: str, environ: Mapping[str, str] | None = None) -> SwitchboardConfig:
-    """Validate the text of a config file, expanding variables from `environ` (default: os.environ)."""
+def parse(text: str, environ: Mapping[str, str] | None = None, base: Path | None = None) -> SwitchboardConfig:
+    """Validate the text of a config file, expanding variables from `environ` (default: os.environ);
+    `envFile`s are read relative to `base` (the config file's folder; default: the working folder)."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -55,18 +59,21 @@ def parse(text: str, environ: Mapping[str, str] | None = None) -> SwitchboardCon
         ) from None
     if not isinstance(raw, dict):
         raise ConfigError("$", f'expected a JSON object with "mcpServers", got {kind(raw)}')
-    raw = expand_servers(raw, environ)
+    expanded = expand_servers(set_aside(raw, RawFile.model_fields), environ)
     try:
-        parsed = RawFile.model_validate(raw)
+        parsed = RawFile.model_validate(expanded.raw)
     except ValidationError as exc:
         raise first_problem(exc) from None
-    return _build(parsed)
+    return _build(parsed, expanded.hidden, Path.cwd() if base is None else base)
 
 
-def _build(parsed: RawFile) -> SwitchboardConfig:
+def _build(parsed: RawFile, hidden: Mapping[str, frozenset[str]], base: Path) -> SwitchboardConfig:
     globals_ = parsed.health.model_dump(exclude_none=True)
     _check_cooldowns(HealthPolicy(**globals_), "health")
-    servers = tuple(_server(name, entry, globals_) for name, entry in parsed.mcpServers.items())
+    servers = tuple(
+        _server(name, entry, globals_, hidden.get(name, frozenset()), base)
+        for name, entry in parsed.mcpServers.items()
+    )
     known = {spec.name for spec in servers}
     enabled = {spec.name for spec in servers if not spec.disabled}
     fallbacks = {
@@ -95,7 +102,9 @@ def _build(parsed: RawFile) -> SwitchboardConfig:
     )
 
 
-def _server(name: str, entry: RawServer, globals_: dict[str, Any]) -> ServerSpec:
+def _server(
+    name: str, entry: RawServer, globals_: dict[str, Any], hidden: frozenset[str], base: Path
+) -> ServerSpec:
     where = ("mcpServers", name)
     if not NAME_PATTERN.match(name):
         raise ConfigError(
@@ -109,8 +118,11 @@ def _server(name: str, entry: RawServer, globals_: dict[str, Any]) -> ServerSpec
         )
     if entry.command is not None and entry.url is not None:
         raise ConfigError(_path((*where, "url")), 'expected either "command" or "url", not both')
-    if entry.url is not None and (entry.args or entry.env or entry.cwd is not None):
-        raise ConfigError(_path(where), '"args", "env" and "cwd" apply to stdio servers only, not to a "url"')
+    if entry.url is not None and (entry.args or entry.env or entry.envFile or entry.cwd is not None):
+        raise ConfigError(
+            _path(where), '"args", "env", "envFile" and "cwd" apply to stdio servers only, not to a "url"'
+        )
+    from_file = {} if entry.envFile is None else read_env_file(name, entry.envFile, base)
     if entry.command is not None and entry.headers:
         raise ConfigError(_path((*where, "headers")), 'headers apply to "url" servers only')
     if entry.type is not None and (entry.type == "stdio") != (entry.command is not None):
@@ -139,7 +151,7 @@ def _server(name: str, entry: RawServer, globals_: dict[str, Any]) -> ServerSpec
         name=name,
         command=entry.command,
         args=tuple(entry.args),
-        env=MappingProxyType(dict(entry.env)),
+        env=MappingProxyType({**from_file, **entry.env}),
         cwd=entry.cwd,
         url=entry.url,
         health=policy,
@@ -153,6 +165,7 @@ def _server(name: str, entry: RawServer, globals_: dict[str, Any]) -> ServerSpec
         allow=None if entry.tools is None or entry.tools.allow is None else tuple(entry.tools.allow),
         deny=() if entry.tools is None or entry.tools.deny is None else tuple(entry.tools.deny),
         tool_timeouts=MappingProxyType(dict(entry.tool_timeouts)),
+        hidden=hidden | {value for value in from_file.values() if value},
     )
 
 

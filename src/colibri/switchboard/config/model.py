@@ -61,6 +61,8 @@ class ServerSpec:
     allow: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     tool_timeouts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    # Values the environment and the envFile put into this entry: never to be said back (SPEC §14).
+    hidden: frozenset[str] = field(default=frozenset(), repr=False)
 
     @property
     def transport(self) -> Literal["stdio", "http", "sse"]:

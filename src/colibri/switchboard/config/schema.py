@@ -56,6 +56,7 @@ class RawServer(_Strict):
     command: Annotated[str, Field(min_length=1)] | None = None
     args: list[str] = []
     env: dict[str, str] = {}
+    envFile: Annotated[str, Field(min_length=1)] | None = None  # dotenv, relative to the config file
     cwd: str | None = None
     url: Annotated[str, Field(pattern=r"^https?://")] | None = None
     headers: dict[str, str] = {}

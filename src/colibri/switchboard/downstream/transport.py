@@ -40,6 +40,7 @@ from colibri.switchboard.base import (
     describe_connect_error,
     describe_failure,
     first_line,
+    hide,
     leaves,
 )
 from colibri.switchboard.config import ServerSpec
@@ -109,10 +110,10 @@ async def _connect(
             if not connected and mode == "legacy" and isinstance(next(leaves(exc), exc), MCPError):
                 raise _NoHandshake from exc
             if not connected:
-                raise ConnectFailed(describe_connect_error(spec.command or spec.url, exc)) from exc
+                raise ConnectFailed(hide(describe_connect_error(exc), spec.hidden)) from exc
             # The transport's own tasks failed (an HTTP server that went away, say).
-            log.debug("%s: transport failed", spec.name, exc_info=True)
-            raise ConnectionLost(f"the transport failed: {describe_failure(exc)}") from exc
+            log.debug("%s: transport failed: %s", spec.name, hide(describe_failure(exc), spec.hidden))
+            raise ConnectionLost(f"the transport failed: {hide(describe_failure(exc), spec.hidden)}") from exc
     if not connected:
         raise ConnectFailed(f"no handshake within {connect_timeout:g} s")
 

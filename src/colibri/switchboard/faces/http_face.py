@@ -7,22 +7,28 @@ from typing import Any
 from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl
 
+from colibri.serving.bearer import Verify
 from colibri.switchboard.faces.serving import Serving
 from colibri.switchboard.faces.status_page import status_routes
 from colibri.switchboard.faces.tokens import TokensFile
 from colibri.switchboard.routing import Switchboard
 
 
-def status_page(board: Switchboard, options: Serving) -> list[Any]:
-    """GET /status for people (SPEC §13), behind the same tokens as /mcp when there are any."""
+def token_check(options: Serving) -> Verify | None:
+    """Whether a token is one of the tokens file's; None when serving without tokens (loopback)."""
     if options.tokens is None:
-        return status_routes(board.status, None)
+        return None
     tokens_file = TokensFile(options.tokens)
 
     async def known(token: str) -> bool:
         return await tokens_file.verify_token(token) is not None
 
-    return status_routes(board.status, known)
+    return known
+
+
+def status_page(board: Switchboard, options: Serving) -> list[Any]:
+    """GET /status for people (SPEC §13), behind the same tokens as /mcp when there are any."""
+    return status_routes(board.status, token_check(options))
 
 
 def auth_for(options: Serving, host: str, port: int) -> dict[str, Any]:

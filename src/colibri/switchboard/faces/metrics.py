@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from colibri.serving.bearer import Verify, token_required
 from colibri.switchboard.health import State, Transition
 from colibri.switchboard.routing import Answer, Observer, RoutedCall
 
@@ -84,8 +85,9 @@ class Metrics(Observer):
         return generate_latest(self.registry)
 
 
-def probe_routes(readiness: Readiness, metrics: Metrics) -> list[Route]:
-    """GET /healthz, /readyz (from `readiness`) and /metrics (from `metrics`)."""
+def probe_routes(readiness: Readiness, metrics: Metrics, verify: Verify | None = None) -> list[Route]:
+    """GET /healthz, /readyz (from `readiness`) and /metrics (from `metrics`); with tokens (`verify`
+    given) /metrics answers only a valid one: it names the servers and their failures (SPEC §14)."""
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -100,5 +102,5 @@ def probe_routes(readiness: Readiness, metrics: Metrics) -> list[Route]:
     return [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", rendered, methods=["GET"]),
+        Route("/metrics", token_required(rendered, verify), methods=["GET"]),
     ]

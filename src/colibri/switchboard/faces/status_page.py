@@ -15,10 +15,11 @@ from urllib.parse import parse_qs
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from colibri import __version__
+from colibri.serving.origin import same_origin_post
 
 COOKIE = "colibri_switchboard_token"
 REFRESH_S = 2
@@ -58,6 +59,9 @@ def status_routes(snapshot: Snapshot, verify: Verify | None) -> list[Route]:
         return HTMLResponse(_templates.get_template("status_login.html").render(message=None))
 
     async def login(request: Request) -> Response:
+        if not same_origin_post(request.headers):
+            # A sign-in posted from another site would put its token in our cookie (login CSRF).
+            return PlainTextResponse("sign in from this server's own form", status_code=403)
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         token = (form.get("token") or [""])[0].strip()
         if verify is None or not token or not await verify(token):

@@ -1,15 +1,16 @@
 """`colibri switchboard [run|status] --config FILE [--http HOST:PORT]`: read, validate, serve.
 
-Exit codes: 0 success, 1 `status` found a downstream that is not HEALTHY, 2 bad config or usage.
+Exit codes: 0 success, 1 `status` found a downstream that is not HEALTHY, 2 bad config or usage
+(an address that cannot be listened on and a tokens file others may write included: one line).
 Configuration is read here and nowhere else: the file, `--http`, `COLIBRI_LOG_LEVEL` and
 `COLIBRI_MAX_MESSAGE_BYTES` and the `COLIBRI_HTTP_*` limits (serving/http_limits.py).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import sys
+from pathlib import Path
 
 import anyio
 
@@ -17,8 +18,11 @@ from colibri.core.env import ConfigError as EnvError
 from colibri.core.env import max_message_bytes
 from colibri.serving import logs
 from colibri.serving.address import parse_address
+from colibri.serving.errors import UnsafeFile, served
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from colibri.serving.hosts import is_loopback
 from colibri.serving.http_limits import HttpLimits
+from colibri.serving.secret_files import refuse_if_others_may_write
 from colibri.switchboard.base import ConfigError
 from colibri.switchboard.config import SwitchboardConfig, load
 from colibri.switchboard.downstream import CONNECT_TIMEOUT_S
@@ -71,8 +75,12 @@ def run(
         message_limit=limit,
         http_limits=http_limits,
     )
-    anyio.run(_serve, config, options)
-    return EXIT_OK
+    if options.tokens is not None and address is not None:
+        try:
+            refuse_if_others_may_write(Path(options.tokens))
+        except UnsafeFile as exc:
+            return _usage(str(exc))
+    return served("switchboard", lambda: anyio.run(_serve, config, options))
 
 
 def create_token(name: str, path: str) -> int:
@@ -88,15 +96,6 @@ def create_token(name: str, path: str) -> int:
     print(token, flush=True)
     print(f"token {name!r} added to {path}; it is shown only now", file=sys.stderr)
     return EXIT_OK
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _auth_refusal(host: str, config: SwitchboardConfig, no_auth: bool) -> str | None:

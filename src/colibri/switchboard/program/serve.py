@@ -12,7 +12,11 @@ import anyio
 from starlette.applications import Starlette
 
 from colibri import __version__
-from colibri.serving.http import run_http, security_for, web_server
+from colibri.serving.guards import guarded
+from colibri.serving.hosts import AllowedHosts
+from colibri.serving.http import run_http, web_server
+from colibri.serving.listen import listen
+from colibri.serving.sessions import cap_sessions
 from colibri.serving.signals import DRAIN_GRACE_S
 from colibri.serving.stdio import run_stdio
 from colibri.switchboard.config import SwitchboardConfig
@@ -25,6 +29,7 @@ from colibri.switchboard.faces import (
     build_server,
     probe_routes,
     status_page,
+    token_check,
 )
 from colibri.switchboard.program.reload import watch
 from colibri.switchboard.routing import Observer, Switchboard
@@ -59,16 +64,20 @@ async def serve_stdio(board: Switchboard, metrics: Metrics, serving: Serving | N
         board_scope.cancel()
         await board_done.wait()
 
+    # Bound before anything starts: a bad --metrics address is one line and exit 2 (SPEC §14).
+    probes_socket = None if serving.metrics is None else listen(*serving.metrics)
     async with anyio.create_task_group() as tasks:
         await tasks.start(run_board)
         if serving.config_path:
             tasks.start_soon(watch, board, serving.config_path, serving.watch)
-        if serving.metrics is not None:
+        if serving.metrics is not None and probes_socket is not None:
             host, port = serving.metrics
+            routes = probe_routes(board.readiness, metrics)
+            limits = serving.http_limits
             probes = web_server(
-                Starlette(routes=probe_routes(board.readiness, metrics)), host, port, serving.http_limits
+                guarded(Starlette(routes=routes), AllowedHosts.for_bind(host), limits), host, port, limits
             )
-            tasks.start_soon(probes.serve)
+            tasks.start_soon(lambda: probes.serve(sockets=[probes_socket]))
             log.info("probes and metrics at http://%s:%d/metrics", host, port)
         # Requests read before stdin's end are answered first; none can take longer than this.
         answer_within_s = board.config.startup_wait_s + max(
@@ -96,20 +105,25 @@ async def serve_http(board: Switchboard, metrics: Metrics, options: Serving) -> 
     assert options.http is not None
     host, port = options.http
     limits = options.http_limits
+    listener = listen(host, port)  # a bad address is one line and exit 2, before anything starts
+    hosts = AllowedHosts.for_bind(host)
     server = build_server(board)
+    routes = [*probe_routes(board.readiness, metrics, token_check(options)), *status_page(board, options)]
     app = server.streamable_http_app(
         host=host,
-        transport_security=security_for(host),
+        transport_security=hosts.transport_security(),
         session_idle_timeout=limits.session_idle_s,
         max_sessions=limits.max_sessions,
-        custom_starlette_routes=[*probe_routes(board.readiness, metrics), *status_page(board, options)],
+        max_request_body_size=limits.max_body_bytes,
+        custom_starlette_routes=routes,
         **auth_for(options, host, port),
     )
+    cap_sessions(app, limits.max_sessions_per_principal, limits.session_idle_s)
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
         if options.config_path:
             tasks.start_soon(watch, board, options.config_path, options.watch)
         log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
-        await run_http(app, host, port, limits)
+        await run_http(guarded(app, hosts, limits), host, port, limits, listener=listener)
         log.info("HTTP server stopped; stopping the downstreams")
         tasks.cancel_scope.cancel()
