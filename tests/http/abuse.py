@@ -3,11 +3,15 @@ a process's memory read from /proc, and an address of this machine that is not l
 
 from __future__ import annotations
 
+import json
 import socket
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from tests.helpers import missing_part
+import httpx2
+
+from tests.helpers import INITIALIZE, missing_part
 
 MIB = 1024 * 1024
 
@@ -88,3 +92,19 @@ def non_loopback_address() -> str:
     if address.startswith("127."):
         missing_part("this test needs a network interface with a non-loopback IPv4 address")
     return address
+
+
+def refuses_foreign_hosts_and_origins(
+    http: httpx2.Client, routes: Sequence[tuple[str, str]], headers: dict[str, str], form: str
+) -> None:
+    """Every route of a face answers a foreign Host (or a name merely starting with `127.`) with
+    421 and a foreign Origin with 403, whatever the request (`/mcp` gets an initialize, the rest
+    `form`), and a plain /healthz still gets through."""
+    for method, path in routes:
+        body = json.dumps(INITIALIZE) if path == "/mcp" else form
+        for host in ("evil.example", "127.attacker.example"):
+            foreign = http.request(method, path, content=body, headers={**headers, "Host": host})
+            assert foreign.status_code == 421, (method, path, host, foreign.status_code, foreign.text)
+        cross = http.request(method, path, content=body, headers={**headers, "Origin": "http://evil.example"})
+        assert cross.status_code == 403, (method, path, cross.status_code, cross.text)
+    assert http.get("/healthz").status_code == 200

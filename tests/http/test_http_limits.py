@@ -12,7 +12,14 @@ import httpx2
 import pytest
 
 from tests.helpers import INITIALIZE, MCP_HEADERS
-from tests.http.abuse import MIB, non_loopback_address, post_huge_body, post_slowly, rss_bytes
+from tests.http.abuse import (
+    MIB,
+    non_loopback_address,
+    post_huge_body,
+    post_slowly,
+    refuses_foreign_hosts_and_origins,
+    rss_bytes,
+)
 from tests.http.helpers import get, http_env, make_token, running, start_server
 
 # Every route of the face: MCP, the probes, the RFC 9728 metadata, the pages and the sign-in.
@@ -105,19 +112,7 @@ def test_a_foreign_host_or_origin_is_refused_on_every_route(tmp_path: Path) -> N
     token = make_token(env, "alice")
     auth = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
     with running(env, tmp_path) as server, httpx2.Client(base_url=server.base, timeout=10) as http:
-        for method, path in ROUTES:
-            body = json.dumps(INITIALIZE) if path == "/mcp" else f"token={token}"
-            foreign = http.request(method, path, content=body, headers={**auth, "Host": "evil.example"})
-            assert foreign.status_code == 421, (method, path, foreign.status_code, foreign.text)
-            rebound = http.request(
-                method, path, content=body, headers={**auth, "Host": "127.attacker.example"}
-            )
-            assert rebound.status_code == 421, (method, path)
-            cross = http.request(
-                method, path, content=body, headers={**auth, "Origin": "http://evil.example"}
-            )
-            assert cross.status_code == 403, (method, path, cross.status_code, cross.text)
-        assert http.get("/healthz").status_code == 200
+        refuses_foreign_hosts_and_origins(http, ROUTES, auth, f"token={token}")
 
 
 def test_sign_in_is_accepted_only_from_the_servers_own_pages(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ capped, sessions capped per token, and start-up errors in one line."""
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import httpx2
 import pytest
 
 from tests.helpers import INITIALIZE, MCP_HEADERS
-from tests.http.abuse import MIB, post_huge_body, rss_bytes
+from tests.http.abuse import MIB, post_huge_body, refuses_foreign_hosts_and_origins, rss_bytes
 from tests.switchboard.helpers import (
     Downstreams,
     free_port,
@@ -80,19 +79,7 @@ def test_every_route_refuses_a_foreign_host_or_origin(tmp_path: Path, tokens: di
     """The trial: `/status`, `/metrics` and `/readyz` answered any Host while `/mcp` gave 421."""
     auth = {**MCP_HEADERS, "Authorization": f"Bearer {tokens['ana']}"}
     with _board(tmp_path) as (base, _), httpx2.Client(base_url=base, timeout=10) as http:
-        for method, path in ROUTES:
-            body = json.dumps(INITIALIZE) if path == "/mcp" else "token=x"
-            foreign = http.request(method, path, content=body, headers={**auth, "Host": "evil.example"})
-            assert foreign.status_code == 421, (method, path, foreign.status_code, foreign.text)
-            rebound = http.request(
-                method, path, content=body, headers={**auth, "Host": "127.attacker.example"}
-            )
-            assert rebound.status_code == 421, (method, path)
-            cross = http.request(
-                method, path, content=body, headers={**auth, "Origin": "http://evil.example"}
-            )
-            assert cross.status_code == 403, (method, path, cross.status_code)
-        assert http.get("/healthz").status_code == 200
+        refuses_foreign_hosts_and_origins(http, ROUTES, auth, "token=x")
 
 
 def test_metrics_and_status_need_a_token_whenever_there_are_tokens(
