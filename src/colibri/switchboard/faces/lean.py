@@ -25,7 +25,6 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -34,9 +33,10 @@ import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri.pipes import LineWriter
-from colibri.switchboard.base import Abandon, DownstreamError, jsonlines
-from colibri.switchboard.faces.lean_caller import LeanCaller, valid_id
-from colibri.switchboard.faces.lean_wire import answer_body
+from colibri.switchboard.base import DownstreamError, ResultT, jsonlines
+from colibri.switchboard.faces.lean_caller import LeanCall, LeanCaller, valid_id
+from colibri.switchboard.faces.lean_wire import answer_body, outcome_of, stamped
+from colibri.switchboard.faces.rounds import InputRounds, capabilities_of
 from colibri.switchboard.routing import Answer, Attempt, Route, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
@@ -48,30 +48,19 @@ _CALL, _CANCELLED, _INITIALIZE = b'"tools/call"', b'"notifications/cancelled"', 
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-@dataclass(slots=True)
-class _Call:
-    request_id: types.RequestId
-    name: str
-    arguments: dict[str, Any] | None
-    token: object
-    modern: bool
-    route: Route | None = None
-    caller: LeanCaller | None = None
-    task: asyncio.Task[None] | None = None
-    abandon: Abandon | None = None
-    cancelled: bool = False
-
-
 class ClientLane:
     """Takes the routed tools/call requests of one stdio client off the SDK's path (a `pipes.Divert`)."""
 
-    def __init__(self, board: Switchboard, server_info: dict[str, Any], limit_s: float) -> None:
+    def __init__(
+        self, board: Switchboard, server_info: dict[str, Any], limit_s: float, rounds: InputRounds
+    ) -> None:
         self._board = board
+        self._rounds = rounds
         self._server_info = server_info
         self._limit_s = limit_s
         self._writer: LineWriter | None = None
         self._running = False
-        self._calls: dict[types.RequestId, _Call] = {}
+        self._calls: dict[types.RequestId, LeanCall] = {}
         self._idle: anyio.Event | None = None  # made only when someone waits for the calls to end
         self._initialized = False
 
@@ -133,7 +122,9 @@ class ClientLane:
             not self._board.router.leanable(name)
         ):
             return False
-        call = _Call(request_id, name, arguments, meta.get("progressToken"), modern)
+        if "requestState" in params or "inputResponses" in params:
+            return False  # a later input round: the SDK's lane checks its state (rounds.py)
+        call = LeanCall(request_id, name, arguments, meta.get("progressToken"), modern, params)
         self._calls[request_id] = call
         self._start(call)
         return True
@@ -142,6 +133,8 @@ class ClientLane:
         call = self._calls.get(request_id) if valid_id(request_id) else None
         if call is None:
             return False
+        if call.held is not None:
+            return True  # answered already (its first round): the later rounds are the SDK's
         call.cancelled = True  # the call is never answered, as JSON-RPC cancellation has it
         if call.task is not None:
             call.task.cancel()
@@ -149,7 +142,7 @@ class ClientLane:
             self._abandon(call, "the client cancelled the call")
         return True
 
-    def _abandon(self, call: _Call, reason: str) -> None:
+    def _abandon(self, call: LeanCall, reason: str) -> None:
         assert call.abandon is not None
         call.abandon(reason)
         self._forget(call)
@@ -159,7 +152,7 @@ class ClientLane:
     # A call is routed right here, in the pipe's callback, and answered from the downstream's: two
     # turns of the event loop where a task took four.
 
-    def _start(self, call: _Call) -> None:
+    def _start(self, call: LeanCall) -> None:
         if self._board.waits_for_start(call.name):
             self._spawn(call, self._serve(call))
             return
@@ -167,7 +160,7 @@ class ClientLane:
         with self._guarded(call, route):
             self._go(call, route, route.start())
 
-    def _go(self, call: _Call, route: Route, step: Attempt | Answer) -> None:
+    def _go(self, call: LeanCall, route: Route, step: Attempt | Answer) -> None:
         caller = self._caller(call)
         while isinstance(step, Attempt):
             attempt, tool = step, step.target.tool
@@ -186,7 +179,7 @@ class ClientLane:
         self._answer(call, route, step)
 
     def _answered(
-        self, call: _Call, route: Route, attempt: Attempt, outcome: dict[str, Any] | DownstreamError
+        self, call: LeanCall, route: Route, attempt: Attempt, outcome: dict[str, Any] | DownstreamError
     ) -> None:
         call.abandon = None
         with self._guarded(call, route):
@@ -196,7 +189,7 @@ class ClientLane:
                 self._answer(call, route, route.answered(attempt, outcome))
 
     @contextmanager
-    def _guarded(self, call: _Call, route: Route) -> Iterator[None]:
+    def _guarded(self, call: LeanCall, route: Route) -> Iterator[None]:
         """What goes wrong routing `call` is its answer: HANDLER_ERROR, as on the SDK's lane."""
         try:
             yield
@@ -204,7 +197,7 @@ class ClientLane:
             log.exception("switchboard failed routing %s", call.name)
             self._answer(call, route, route.crashed(exc))
 
-    def _answer(self, call: _Call, route: Route, answer: Answer) -> None:
+    def _answer(self, call: LeanCall, route: Route, answer: Answer) -> None:
         try:
             waiting = route.before_answer(answer)
         except Exception as exc:
@@ -213,11 +206,11 @@ class ClientLane:
         if waiting is not None:  # an observer must finish first: only then does the answer go
             self._spawn(call, self._answer_after(call, route, answer, waiting))
             return
-        self._finish(call, answer_body(answer, self._server_info if call.modern else None))
+        self._finish(call, answer)
         route.after_answer(answer)  # metrics, once the answer is on its way
 
     async def _answer_after(
-        self, call: _Call, route: Route, answer: Answer, waiting: Awaitable[None]
+        self, call: LeanCall, route: Route, answer: Answer, waiting: Awaitable[None]
     ) -> None:
         try:
             await waiting
@@ -230,30 +223,46 @@ class ClientLane:
         except Exception as exc:
             log.exception("an observer failed before the answer to %s", call.name)
             answer = route.crashed(exc)
-        self._finish(call, answer_body(answer, self._server_info if call.modern else None))
+        self._finish(call, answer)
         route.after_answer(answer)
         await self.flush()
 
-    def _caller(self, call: _Call) -> LeanCaller:
+    def _caller(self, call: LeanCall) -> LeanCaller:
         if call.caller is None:
-            call.caller = LeanCaller(self.send, self._board.default_caller, call.token)
+            ask = partial(self._ask, call) if call.modern else None
+            call.caller = LeanCaller(self.send, self._board.default_caller, call.token, ask)
         return call.caller
 
-    def _spawn(self, call: _Call, serving: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, call: LeanCall, serving: Coroutine[Any, Any, None]) -> None:
         # A bare task: `running()` cancels what is left at the end.
         call.task = asyncio.get_running_loop().create_task(serving)
 
-    def _forget(self, call: _Call) -> None:
+    def _forget(self, call: LeanCall) -> None:
         self._calls.pop(call.request_id, None)
         if not self._calls and self._idle is not None:
             self._idle.set()
 
-    def _finish(self, call: _Call, answer: dict[str, Any]) -> None:
+    def _finish(self, call: LeanCall, answer: Answer) -> None:
         self._forget(call)
-        if not call.cancelled:
-            self.send({"jsonrpc": "2.0", "id": call.request_id} | answer)
+        if call.held is not None:  # its rounds give the client the outcome (rounds.py)
+            call.held.finish(outcome_of(answer))
+        elif not call.cancelled:
+            body = answer_body(answer, self._server_info if call.modern else None)
+            self.send({"jsonrpc": "2.0", "id": call.request_id} | body)
 
-    async def _serve(self, call: _Call, step: Attempt | None = None) -> None:
+    async def _ask(self, call: LeanCall, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
+        """A 2026-era call's downstream asks for input: the call is held and answered in rounds."""
+        if call.held is None:
+            call.held = self._rounds.hold(capabilities_of(call.params.get("_meta")))
+            self._rounds.answer_first(call.held, call.params, partial(self._first_round, call))
+        return await call.held.request(request, result_type)
+
+    def _first_round(self, call: LeanCall, body: dict[str, Any]) -> None:
+        if "result" in body:
+            body = {"result": stamped(body["result"], self._server_info)}
+        self.send({"jsonrpc": "2.0", "id": call.request_id} | body)
+
+    async def _serve(self, call: LeanCall, step: Attempt | None = None) -> None:
         """The call, driven by awaiting: after the first verdicts, or on a downstream with no lean lane."""
         try:
             if call.route is None:  # sent before its servers' first verdicts: wait for them (bounded)
@@ -266,7 +275,7 @@ class ClientLane:
             if call.cancelled:
                 return
             raise
-        self._finish(call, answer_body(answer, self._server_info if call.modern else None))
+        self._finish(call, answer)
         route.after_answer(answer)
         await self.flush()
 

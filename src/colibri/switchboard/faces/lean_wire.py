@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import mcp_types as types
+
 from colibri.switchboard.downstream import SERVER_INFO_META
 from colibri.switchboard.routing import Answer
 
@@ -25,8 +27,26 @@ def answer_body(answer: Answer, server_info: dict[str, Any] | None) -> dict[str,
         if isinstance(result, dict)
         else result.model_dump(by_alias=True, mode="json", exclude_none=True)
     )
-    if server_info is not None:
-        # What the SDK server adds to a 2026-era answer: the result type and its own identity.
-        meta = dict(body.get("_meta") or {}) | {SERVER_INFO_META: server_info}
-        body = {"resultType": "complete"} | body | {"_meta": meta}
-    return {"result": body}
+    return {"result": body if server_info is None else stamped(body, server_info)}
+
+
+def stamped(result: dict[str, Any], server_info: dict[str, Any]) -> dict[str, Any]:
+    """What the SDK server adds to a 2026-era answer: the result type and its own identity."""
+    meta = dict(result.get("_meta") or {}) | {SERVER_INFO_META: server_info}
+    return {"resultType": "complete"} | result | {"_meta": meta}
+
+
+def outcome_of(answer: Answer) -> types.CallToolResult | types.ErrorData:
+    """The answer of a call held between input rounds, as its last round gives it to the client."""
+    if answer.error is not None:
+        return answer.error.error
+    result = answer.result
+    assert result is not None, "an answer that goes back has a result or an error"
+    if isinstance(result, types.CallToolResult):
+        return result
+    raw = (
+        result
+        if isinstance(result, dict)
+        else result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    return types.CallToolResult.model_validate(raw)
