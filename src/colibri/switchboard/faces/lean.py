@@ -33,9 +33,9 @@ import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri.pipes import LineWriter
-from colibri.switchboard.base import DownstreamError, ResultT, jsonlines
+from colibri.switchboard.base import DownstreamError, ResultT, jsonlines, spans
 from colibri.switchboard.faces.lean_caller import LeanCall, LeanCaller, valid_id
-from colibri.switchboard.faces.lean_wire import answer_body, outcome_of, stamped
+from colibri.switchboard.faces.lean_wire import Wire, answer_body, outcome_of, stamped
 from colibri.switchboard.faces.rounds import InputRounds, capabilities_of
 from colibri.switchboard.routing import Answer, Attempt, Route, Switchboard
 
@@ -58,7 +58,9 @@ class ClientLane:
         self._rounds = rounds
         self._server_info = server_info
         self._limit_s = limit_s
-        self._writer: LineWriter | None = None
+        self._wire = Wire()
+        self.send = self._wire.send
+        self.flush = self._wire.flush
         self._running = False
         self._calls: dict[types.RequestId, LeanCall] = {}
         self._idle: anyio.Event | None = None  # made only when someone waits for the calls to end
@@ -79,7 +81,7 @@ class ClientLane:
                     self._abandon(call, "the switchboard is stopping")
 
     def attach(self, writer: LineWriter) -> None:
-        self._writer = writer
+        self._wire.writer = writer
 
     async def drained(self) -> None:
         if not self._calls:
@@ -105,7 +107,7 @@ class ClientLane:
         if method == "initialize":
             self._initialized = True
             return False
-        if not self._running or self._writer is None or not isinstance(params, dict):
+        if not self._running or self._wire.writer is None or not isinstance(params, dict):
             return False
         if method == "notifications/cancelled" and "id" not in message:
             return self._cancel(params.get("requestId"))
@@ -125,8 +127,10 @@ class ClientLane:
         if "requestState" in params or "inputResponses" in params:
             return False  # a later input round: the SDK's lane checks its state (rounds.py)
         call = LeanCall(request_id, name, arguments, meta.get("progressToken"), modern, params)
+        call.span = spans.serving(name, meta, version)
         self._calls[request_id] = call
-        self._start(call)
+        with spans.current(call.span):  # what is sent on the call's behalf joins its trace
+            self._start(call)
         return True
 
     def _cancel(self, request_id: object) -> bool:
@@ -182,7 +186,7 @@ class ClientLane:
         self, call: LeanCall, route: Route, attempt: Attempt, outcome: dict[str, Any] | DownstreamError
     ) -> None:
         call.abandon = None
-        with self._guarded(call, route):
+        with self._guarded(call, route), spans.current(call.span):
             if isinstance(outcome, DownstreamError):
                 self._go(call, route, route.failed(attempt, outcome))
             else:
@@ -237,13 +241,15 @@ class ClientLane:
         # A bare task: `running()` cancels what is left at the end.
         call.task = asyncio.get_running_loop().create_task(serving)
 
-    def _forget(self, call: LeanCall) -> None:
+    def _forget(self, call: LeanCall, error: str | None = None) -> None:
+        spans.end(call.span, error)
+        call.span = None
         self._calls.pop(call.request_id, None)
         if not self._calls and self._idle is not None:
             self._idle.set()
 
     def _finish(self, call: LeanCall, answer: Answer) -> None:
-        self._forget(call)
+        self._forget(call, None if answer.error is None else str(answer.error.code))
         if call.held is not None:  # its rounds give the client the outcome (rounds.py)
             call.held.finish(outcome_of(answer))
         elif not call.cancelled:
@@ -278,18 +284,3 @@ class ClientLane:
         self._finish(call, answer)
         route.after_answer(answer)
         await self.flush()
-
-    def send(self, message: dict[str, Any]) -> None:
-        if self._writer is None:
-            return
-        try:
-            self._writer.write_line(jsonlines.dumps(message))
-        except anyio.ClosedResourceError:
-            log.debug("could not write to the client: it stopped reading")
-
-    async def flush(self) -> None:
-        if self._writer is not None:
-            try:
-                await self._writer.drain()
-            except anyio.BrokenResourceError:
-                log.debug("could not write to the client: it stopped reading")

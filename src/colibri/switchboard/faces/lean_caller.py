@@ -15,6 +15,7 @@ from typing import Any, TypeGuard
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
+from opentelemetry.trace import Span
 
 from colibri.switchboard.base import Abandon, Caller, ResultT
 from colibri.switchboard.faces.held import Held
@@ -41,6 +42,7 @@ class LeanCall:
     abandon: Abandon | None = None
     cancelled: bool = False
     held: Held | None = None  # a 2026-era call whose downstream asked for input: answered in rounds
+    span: Span | None = None  # its OpenTelemetry span, while tracing is on
 
 
 class LeanCaller:

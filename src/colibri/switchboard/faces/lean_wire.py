@@ -1,13 +1,41 @@
-"""What the lean lane (lean.py) writes back for an answer: the JSON-RPC body of a result or an error."""
+"""What the lean lane (lean.py) writes back: the JSON-RPC body of a result or an error, on its `Wire`."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import anyio
 import mcp_types as types
 
+from colibri.pipes import LineWriter
+from colibri.switchboard.base import jsonlines
 from colibri.switchboard.downstream import SERVER_INFO_META
 from colibri.switchboard.routing import Answer
+
+log = logging.getLogger("colibri.switchboard")
+
+
+class Wire:
+    """The client's stdout as the lean lane writes it: whole JSON-RPC messages, one per line."""
+
+    def __init__(self) -> None:
+        self.writer: LineWriter | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.writer is None:
+            return
+        try:
+            self.writer.write_line(jsonlines.dumps(message))
+        except anyio.ClosedResourceError:
+            log.debug("could not write to the client: it stopped reading")
+
+    async def flush(self) -> None:
+        if self.writer is not None:
+            try:
+                await self.writer.drain()
+            except anyio.BrokenResourceError:
+                log.debug("could not write to the client: it stopped reading")
 
 
 def answer_body(answer: Answer, server_info: dict[str, Any] | None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from colibri import __version__
+from colibri.serving.tracing import sdk_middleware
 from colibri.switchboard.base import INVALID_PARAMS, envelopes
 from colibri.switchboard.faces.listening import listen_handler, publishing
 from colibri.switchboard.faces.peers import CHANGED, Peers, SessionCaller
@@ -161,8 +162,13 @@ def build_server(board: Switchboard) -> Gateway:
     # Registered by hand: the constructor argument warns that logging is deprecated in the 2026 era,
     # but handshake-era clients still set the level of the servers behind the switchboard.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
-    # Replaces the SDK default (an OpenTelemetry span per message, a no-op without an exporter).
-    server.middleware = [remember_peer, rounds.boundary, _refuse_non_object_arguments]
+    # The SDK's default is its OpenTelemetry span per message: kept only when tracing is on.
+    server.middleware = [
+        *sdk_middleware(server.middleware),
+        remember_peer,
+        rounds.boundary,
+        _refuse_non_object_arguments,
+    ]
     server.rounds = rounds
     board.on_tools_changed(tools_changed)
     board.on_lists_changed(lists_changed)

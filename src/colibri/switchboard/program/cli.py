@@ -15,7 +15,7 @@ import anyio
 
 from colibri.core.env import ConfigError as EnvError
 from colibri.core.env import max_message_bytes
-from colibri.serving import logs
+from colibri.serving import logs, tracing
 from colibri.serving.address import parse_address
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from colibri.serving.http_limits import HttpLimits
@@ -55,6 +55,7 @@ def run(
             return _usage(refusal)
     try:
         level = logs.level_from_env()
+        tracing.check()
         limit = max_message_bytes(os.environ)
         http_limits = HttpLimits.from_env(os.environ)
     except (EnvError, ValueError) as exc:
@@ -71,7 +72,8 @@ def run(
         message_limit=limit,
         http_limits=http_limits,
     )
-    anyio.run(_serve, config, options)
+    with tracing.traced("colibri-switchboard"):
+        anyio.run(_serve, config, options)
     return EXIT_OK
 
 
