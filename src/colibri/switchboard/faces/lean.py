@@ -52,10 +52,15 @@ class ClientLane:
     """Takes the routed tools/call requests of one stdio client off the SDK's path (a `pipes.Divert`)."""
 
     def __init__(
-        self, board: Switchboard, server_info: dict[str, Any], limit_s: float, rounds: InputRounds
+        self,
+        board: Switchboard,
+        server_info: dict[str, Any],
+        limit_s: float,
+        rounds: InputRounds | None = None,
     ) -> None:
         self._board = board
-        self._rounds = rounds
+        # Shared with the SDK's lane, where a held call's later rounds arrive (program/serve.py).
+        self._rounds = rounds or InputRounds(server_info["name"])
         self._server_info = server_info
         self._limit_s = limit_s
         self._wire = Wire()
