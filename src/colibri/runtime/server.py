@@ -18,6 +18,7 @@ from mcp.server.lowlevel import Server
 from colibri.chain.pipeline import Reply
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
+from colibri.runtime import skills_extension
 from colibri.runtime.app import App
 from colibri.runtime.duties import duties
 from colibri.runtime.http_auth import caller_of
@@ -91,6 +92,7 @@ def build_server(app: App) -> Server[Any]:
     server: Server[Any] = Server(
         "colibri", version=app.state.version, on_list_tools=list_tools, on_call_tool=call_tool
     )
+    skills_extension.install(server, app)  # the skill registry as skill:// resources (SEP-2640)
     # The SDK's default is its OpenTelemetry span per message: kept only when tracing is on.
     server.middleware = [*sdk_middleware(server.middleware), _EdgeMiddleware(app)]
     return server
