@@ -262,7 +262,9 @@ async def unsubscribe(
 
 async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
     argument = types.PromptArgument(name="who", required=True)
-    return types.ListPromptsResult(prompts=[types.Prompt(name="greet", arguments=[argument])])
+    return types.ListPromptsResult(
+        prompts=[types.Prompt(name="greet", description="A greeting from this server.", arguments=[argument])]
+    )
 
 
 async def get_prompt(
