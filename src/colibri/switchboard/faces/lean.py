@@ -60,7 +60,7 @@ class ClientLane:
     ) -> None:
         self._board = board
         # Shared with the SDK's lane, where a held call's later rounds arrive (program/serve.py).
-        self._rounds = rounds or InputRounds(server_info["name"])
+        self._rounds = InputRounds(server_info["name"]) if rounds is None else rounds
         self._server_info = server_info
         self._limit_s = limit_s
         self._wire = Wire()
