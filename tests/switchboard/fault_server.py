@@ -13,6 +13,9 @@ Environment:
   FAULT_DELAY_S  the delay of the "slow" mode (default 0.5)
   FAULT_ERA      "modern" refuses the initialize handshake: the server speaks only the 2026 era
   FAULT_URI      the URI of its one resource (default fault://NAME/status)
+  FAULT_ASK      "1" adds the tool `ask`, which asks its client who it is (an elicitation) before it
+                 answers: as a 2026-era input request (the server keeps no state between rounds) or,
+                 in the handshake era, as a request of its own
   FAULT_LINGER   "1" keeps the process alive after its stdin ends, as a server whose timers keep
                  it running does (server-everything); only a signal stops it then
 
@@ -75,6 +78,16 @@ TOOLS = [
     ),
 ]
 
+ASK = types.Tool(
+    name="ask", description="Ask the client who it is, then say so.", input_schema={"type": "object"}
+)
+if os.environ.get("FAULT_ASK") == "1":
+    TOOLS.append(ASK)
+WHO = types.ElicitRequestFormParams(
+    message="who are you?",
+    requested_schema={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+)
+
 
 class Faults:
     """The current mode, from the control file when there is one, and the calls counted so far."""
@@ -130,7 +143,7 @@ async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.
 
 async def call_tool(
     ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-) -> types.CallToolResult:
+) -> types.CallToolResult | types.InputRequiredResult:
     arguments = params.arguments or {}
     if params.name == "info":
         return answer(
@@ -148,12 +161,28 @@ async def call_tool(
         if touched:
             await ctx.session.send_resource_updated(STATUS_URI)
         return answer({"touched": touched})
+    if params.name == "ask":
+        return await ask(ctx, params)
     if params.name == "set_mode":
         FAULTS.set(str(arguments["mode"]), arguments.get("delay_s"))
         return answer({"mode": FAULTS.mode})
     if params.name != "work":
         raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
     return await work(arguments)
+
+
+async def ask(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult | types.InputRequiredResult:
+    if ctx.protocol_version != "2026-07-28":
+        said = await ctx.session.send_request(types.ElicitRequest(params=WHO), types.ElicitResult)
+        return answer({"who": said.content, "era": "handshake"})
+    said = (params.input_responses or {}).get("who")
+    if isinstance(said, types.ElicitResult):
+        return answer({"who": said.content, "era": "2026", "state": params.request_state})
+    return types.InputRequiredResult(
+        input_requests={"who": types.ElicitRequest(params=WHO)}, request_state="asked"
+    )
 
 
 async def work(arguments: dict[str, Any]) -> types.CallToolResult:
@@ -233,7 +262,9 @@ async def unsubscribe(
 
 async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
     argument = types.PromptArgument(name="who", required=True)
-    return types.ListPromptsResult(prompts=[types.Prompt(name="greet", arguments=[argument])])
+    return types.ListPromptsResult(
+        prompts=[types.Prompt(name="greet", description="A greeting from this server.", arguments=[argument])]
+    )
 
 
 async def get_prompt(

@@ -10,6 +10,7 @@ from tests.switchboard.everything import NPM_FOLDER, TS_CLIENT, everything_entry
 from tests.switchboard.helpers import Downstreams, switchboard_command, switchboard_env, write_config
 
 TS_CALL = NPM_FOLDER / "ts_call.mjs"
+TS_ROUNDS = NPM_FOLDER / "ts_rounds.mjs"
 
 
 def run_node(script: Path, config: Path, *args: str) -> list[str]:
@@ -53,3 +54,16 @@ def test_the_typescript_clients_calls_take_the_lean_lane(tmp_path: Path) -> None
     assert work["structuredContent"] == {"echo": {"value": 3}, "server": "f", "call": 1}
     # An unknown tool is the switchboard's own envelope, which the TypeScript client reads as is.
     assert unknown["isError"] is True and unknown["structuredContent"]["error"]["code"] == "UNKNOWN_TOOL"
+
+
+def test_the_2026_era_typescript_client_answers_input_requests(tmp_path: Path) -> None:
+    """The TypeScript SDK v2 client (@modelcontextprotocol/client, 2026-07-28) gets server-everything's
+    sampling and elicitation requests as input requests through the switchboard, and their answers
+    reach the tools."""
+    config = write_config(tmp_path, {"everything": everything_entry()}, health={"readiness_s": 60})
+    seen = json.loads(run_node(TS_ROUNDS, config)[-1])
+    assert seen["version"] == "2026-07-28", seen
+    assert seen["sampled"] and "from the v2 client" in seen["sampled"][0], seen
+    assert "sampled by the v2 client" in seen["sampling"], seen
+    assert seen["elicited"] and "Please provide inputs" in seen["elicited"][0], seen
+    assert "Ada from TypeScript" in seen["elicitation"], seen

@@ -59,6 +59,7 @@ class AuditEnter:
             call.arguments.model_dump_json(),
             call.caller.principal,
             call.started_at,
+            trace_id=call.trace_id,
         )
 
 

@@ -43,6 +43,7 @@ class AuditExit:
                 call.started_at,
                 duration_ms,
                 call.caller.principal,
+                call.trace_id,
             )
             self._audit.later(row)
         else:

@@ -20,6 +20,7 @@ from colibri.core.callers import LOCAL, Caller
 from colibri.core.envelope_text import to_json
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
+from colibri.core.traces import current_trace_id
 from colibri.domains.log.api import log_action
 from colibri.storage.audit_log import AuditLog
 
@@ -50,7 +51,9 @@ class Chain:
         self._wake: anyio.Event | None = None
 
     async def run(self, tool_name: str, raw_arguments: object, caller: Caller = LOCAL) -> Reply:
-        call = Call(tool_name=tool_name, raw_arguments=raw_arguments, caller=caller)
+        call = Call(
+            tool_name=tool_name, raw_arguments=raw_arguments, caller=caller, trace_id=current_trace_id()
+        )
         try:
             result = await self._entry(call)
             text = call.text or to_json(result)

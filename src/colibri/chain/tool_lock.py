@@ -82,6 +82,6 @@ class ToolLock:
     async def _record_denied(self, call: Call) -> None:
         """The refusal's row and log entry are committed before the refusal is answered (SPEC §14):
         a client that saw it can count on the record, even if the server is killed right after."""
-        if self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal):
+        if self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal, call.trace_id):
             async with self._lock:
                 await in_worker(self._audit.flush_later)

@@ -36,6 +36,7 @@ class Call:
     inline: bool = False  # answered on the event loop without the lock (the system tools)
     envelope: Envelope | None = None
     text: str | None = None  # the envelope as JSON, once audit-exit has serialised it
+    trace_id: str | None = None  # the OpenTelemetry trace the call is part of, kept on its audit row
 
 
 Next = Callable[[Call], Awaitable[Envelope]]

@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command in ("serve", "call"):
         # `call` starts a server with this environment: it refuses what that server would refuse.
-        problem = signing_key_problem(config)
+        problem = tracing_problem() or signing_key_problem(config)
         if problem is not None:
             print(f"colibri {args.command}: {problem}", file=sys.stderr)
             return EXIT_USAGE
@@ -163,6 +163,7 @@ def _serve(config: Config) -> int:
     from colibri.runtime.app import App
     from colibri.runtime.server import serve_stdio
     from colibri.serving import logs
+    from colibri.serving.tracing import traced
 
     logs.configure(config.log_level)
     app = App(config)
@@ -170,8 +171,20 @@ def _serve(config: Config) -> int:
     logging.getLogger("colibri").info(
         "colibri %s serving MCP on stdio; mode %s, database %s", __version__, config.mode, database
     )
-    anyio.run(serve_stdio, app)
+    with traced("colibri"):
+        anyio.run(serve_stdio, app)
     return EXIT_OK
+
+
+def tracing_problem() -> str | None:
+    """Why the OTEL_* variables cannot be served (one line), or None."""
+    from colibri.serving import tracing
+
+    try:
+        tracing.check()
+    except ConfigError as exc:
+        return str(exc)
+    return None
 
 
 def _describe_store(config: Config) -> str:

@@ -37,6 +37,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
     from colibri.runtime.http import HttpOptions, serve_http
     from colibri.serving import logs
     from colibri.serving.errors import served
+    from colibri.serving.tracing import traced
     from colibri.ui.pages import page_routes
 
     address = http_address("serve", args, "call every tool; create a token with `colibri token create`")
@@ -57,4 +58,9 @@ def run(config: Config, args: argparse.Namespace) -> int:
         ),
         limits=limits,
     )
-    return served("serve", lambda: anyio.run(serve_http, App(config), options))
+
+    def serve() -> None:
+        with traced("colibri"):
+            anyio.run(serve_http, App(config), options)
+
+    return served("serve", serve)

@@ -18,10 +18,12 @@ from mcp.server.lowlevel import Server
 from colibri.chain.pipeline import Reply
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
+from colibri.runtime import skills_extension
 from colibri.runtime.app import App
 from colibri.runtime.duties import duties
 from colibri.runtime.http_auth import caller_of
 from colibri.serving.stdio import run_stdio
+from colibri.serving.tracing import sdk_middleware
 
 
 def to_result(reply: Reply) -> types.CallToolResult:
@@ -90,8 +92,9 @@ def build_server(app: App) -> Server[Any]:
     server: Server[Any] = Server(
         "colibri", version=app.state.version, on_list_tools=list_tools, on_call_tool=call_tool
     )
-    # Replaces the SDK default (an OpenTelemetry span per message, a no-op without an exporter).
-    server.middleware = [_EdgeMiddleware(app)]
+    skills_extension.install(server, app)  # the skill registry as skill:// resources (SEP-2640)
+    # The SDK's default is its OpenTelemetry span per message: kept only when tracing is on.
+    server.middleware = [*sdk_middleware(server.middleware), _EdgeMiddleware(app)]
     return server
 
 

@@ -59,6 +59,8 @@ MIGRATIONS = [
         "0012_actions_principal",
         ("ALTER TABLE actions ADD COLUMN principal TEXT NOT NULL DEFAULT 'local'",),
     ),
+    # The OpenTelemetry trace of the call (SPEC §17), when it was traced; not part of its log entry.
+    Migration("0020_actions_trace_id", ("ALTER TABLE actions ADD COLUMN trace_id TEXT",)),
 ]
 
 
@@ -78,6 +80,7 @@ class FinishedCall:
     started_at: str
     duration_ms: float
     principal: str
+    trace_id: str | None = None
 
 
 class LogAction(Protocol):
@@ -132,6 +135,8 @@ class AuditLog:
         arguments: str,
         principal: str,
         started_at: str | None = None,
+        *,
+        trace_id: str | None = None,
     ) -> int | None:
         db = self._db()
         if db is None:
@@ -140,9 +145,9 @@ class AuditLog:
             )
             return None
         cursor = db.execute(
-            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal)"
-            " VALUES (?, ?, ?, 'running', ?, ?)",
-            (correlation_id, tool, arguments, started_at or utc_now(), principal),
+            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id)"
+            " VALUES (?, ?, ?, 'running', ?, ?, ?)",
+            (correlation_id, tool, arguments, started_at or utc_now(), principal, trace_id),
         )
         return cursor.lastrowid
 
@@ -173,13 +178,13 @@ class AuditLog:
                     principal,
                 )
 
-    def denied(self, correlation_id: str, tool: str, principal: str) -> bool:
+    def denied(self, correlation_id: str, tool: str, principal: str, trace_id: str | None = None) -> bool:
         """A refusal is decided on the event loop, outside the lock: its row waits for `flush_later`,
         which the refusing stage runs before it answers. True when the row waits."""
         if self._db() is None:
             log.debug("audit-denied %s %s by %s", tool, correlation_id, principal)
             return False
-        row = FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, principal)
+        row = FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, principal, trace_id)
         return self.later(row)
 
     def later(self, row: FinishedCall) -> bool:
@@ -218,7 +223,7 @@ class AuditLog:
                 for r in rows:
                     cursor = conn.execute(
                         "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash,"
-                        " started_at, duration_ms, principal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        " started_at, duration_ms, principal, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             r.correlation_id,
                             r.tool,
@@ -228,6 +233,7 @@ class AuditLog:
                             r.started_at,
                             r.duration_ms,
                             r.principal,
+                            r.trace_id,
                         ),
                     )
                     assert cursor.lastrowid is not None

@@ -24,4 +24,5 @@ POSTGRES_MIGRATIONS: list[Migration] = [
         ),
     ),
     MIGRATIONS[1],
+    MIGRATIONS[2],  # 0020_actions_trace_id: the same DDL on PostgreSQL
 ]

@@ -5,10 +5,11 @@ errors.py      the error tree (config, health, downstream) and the Pattern A cod
 contracts.py   what a downstream connection and the client request it serves promise each other
 envelopes.py   results of the switchboard's own making (SPEC §1.6), fitted to a tool's output schema
 jsonlines.py   JSON parsed and written by pydantic-core, for the lean lanes
+spans.py       the lean lanes' OpenTelemetry spans (while tracing is on)
 failures.py    a downstream failure (often an exception group) said in one line
 """
 
-from colibri.switchboard.base import envelopes, jsonlines
+from colibri.switchboard.base import envelopes, jsonlines, spans
 from colibri.switchboard.base.contracts import (
     Abandon,
     Caller,
@@ -83,4 +84,5 @@ __all__ = [
     "json_path",
     "jsonlines",
     "leaves",
+    "spans",
 ]

@@ -9,6 +9,9 @@ streams.py     the byte streams under it: a stdio process (with a lean lane) or 
 watched.py     a read stream that reports its own end, so a lost connection is noticed at once
 lanes.py       the lean lane of a stdio connection: tools/call as JSON lines beside the SDK
 results.py     a raw tools/call result checked as the SDK's client checks one
+asking.py      a 2026-era server's input requests in answer to a lean request: the call made again
+               through the SDK's client, which relays them (sampling, elicitation, roots)
+forwards.py    progress on its way to the client, which a call's result waits for
 callbacks.py   what a downstream sends unasked, handed to its owner's `Hooks`
 """
 

@@ -24,6 +24,7 @@ from itertools import count
 from typing import Any
 
 import anyio
+from opentelemetry.trace import Span
 
 from colibri.pipes import LineWriter
 from colibri.switchboard.base import (
@@ -37,6 +38,7 @@ from colibri.switchboard.base import (
     PeerError,
     Progress,
     jsonlines,
+    spans,
 )
 
 log = logging.getLogger("colibri.switchboard")
@@ -51,9 +53,10 @@ Stamp = Callable[[dict[str, Any], dict[str, Any]], None]
 class _Pending:
     """One call in flight on the lane: where its outcome goes, its deadline, its progress forwards."""
 
-    __slots__ = ("done", "forwards", "on_progress", "timeout", "timer")
+    __slots__ = ("done", "forwards", "on_progress", "span", "timeout", "timer")
 
     def __init__(self, timer: asyncio.TimerHandle, timeout: float, on_progress: Notify | None, done: Done):
+        self.span: Span | None = None
         self.done = done
         self.timeout = timeout
         self.on_progress = on_progress
@@ -156,13 +159,15 @@ class DownstreamLane:
         request: dict[str, Any] = {"jsonrpc": "2.0", "id": key, "method": "tools/call", "params": params}
         if stamp is not None:
             stamp(request, {})
+        span = spans.sending(name, params["_meta"])
         try:
             writer.write_line(jsonlines.dumps(request))
         except anyio.ClosedResourceError:
             raise NotSent("the connection closed before the request could be written") from None
         if writer.closing:  # the write itself failed: the pipe is gone, and the request with it
             raise NotSent("the connection closed before the request could be written")
-        self._pending[key] = _Pending(self._timer(key, timeout), timeout, on_progress, done)
+        self._pending[key] = pending = _Pending(self._timer(key, timeout), timeout, on_progress, done)
+        pending.span = span
         return key
 
     async def call(
@@ -221,14 +226,15 @@ class DownstreamLane:
             self.abandon(key, "timed out")
             pending.done(CallTimedOut(f"no answer within {timeout:g} s"))
 
-    def _forget(self, key: str) -> _Pending | None:
+    def _forget(self, key: str, error: str | None = None) -> _Pending | None:
         pending = self._pending.pop(key, None)
         if pending is not None:
             pending.timer.cancel()
+            spans.end(pending.span, error)
         return pending
 
     def _finish(self, key: str, outcome: dict[str, Any] | DownstreamError) -> None:
-        pending = self._forget(key)
+        pending = self._forget(key, type(outcome).__name__ if isinstance(outcome, DownstreamError) else None)
         if pending is not None:
             pending.done(outcome)
 

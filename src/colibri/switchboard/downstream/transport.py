@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import warnings
@@ -44,7 +45,9 @@ from colibri.switchboard.base import (
     leaves,
 )
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.downstream.asking import asks_for_input, unless_asked
 from colibri.switchboard.downstream.callbacks import client_callbacks
+from colibri.switchboard.downstream.forwards import Forwards
 from colibri.switchboard.downstream.lanes import DownstreamLane, Stamp
 from colibri.switchboard.downstream.results import SERVER_INFO_META, parsed, without_server_info
 from colibri.switchboard.downstream.streams import ATTEMPT, Attempt, WatchedTransport
@@ -125,6 +128,7 @@ class SdkSession:
         self._client = client
         self._closed = closed
         self._lane = lane
+        self._driving: set[asyncio.Task[None]] = set()
 
     @property
     def server_name(self) -> str | None:
@@ -179,7 +183,7 @@ class SdkSession:
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None = None
     ) -> types.CallToolResult:
-        forwards = _Forwards()
+        forwards = Forwards()
         with self._converted(timeout) as deadline:
 
             async def progressed(progress: float, total: float | None, message: str | None) -> None:
@@ -189,7 +193,9 @@ class SdkSession:
                     with forwards:
                         await on_progress(progress, total, message)
 
-            result = await self._client.session.call_tool(name, arguments, progress_callback=progressed)
+            # The Client (not its session): a 2026-era server's input requests are answered through
+            # the callbacks, which relay them to the client whose call this is (callbacks.py).
+            result = await self._client.call_tool(name, arguments, progress_callback=progressed)
         # The SDK hands each progress notification to a task of its own, so the last one can still
         # be on its way when the result is here: let it reach the client first, as it was sent.
         await forwards.settled()
@@ -212,6 +218,8 @@ class SdkSession:
         if self._closed.is_set():
             raise NotSent("the connection is closed")
         raw = await self._lane.call(name, arguments, timeout, on_progress, stamp)
+        if asks_for_input(raw):
+            return await self._driven(name, arguments, timeout, on_progress)
         result = parsed(raw)
         if not result.is_error:
             try:
@@ -228,8 +236,18 @@ class SdkSession:
             return None
         if self._closed.is_set():
             raise NotSent("the connection is closed")
-        key = self._lane.send(name, arguments, timeout, on_progress, stamp, done=done)
+        drive = partial(self._driven, name, arguments, timeout, None)
+        finished = unless_asked(done, drive, self._driving)
+        key = self._lane.send(name, arguments, timeout, on_progress, stamp, done=finished)
         return partial(self._lane.abandon, key)
+
+    async def _driven(
+        self, name: str, arguments: dict[str, Any] | None, timeout: float, on_progress: Progress | None
+    ) -> dict[str, Any]:
+        # A 2026-era server asked for input instead of answering the lean request (it is stateless,
+        # so nothing was done): the call is made again through the SDK's client, which answers them.
+        result = await self.call_tool(name, arguments, timeout, on_progress)
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     def _stamp(self) -> Stamp | None:
         # The SDK's per-request stamp (protocol era, client info and capabilities in `_meta` on the
@@ -270,28 +288,3 @@ class SdkSession:
         finally:
             ATTEMPT.reset(current)
             WRITE_FAILED.reset(unwritten)
-
-
-class _Forwards:
-    """Progress notifications being passed on to the client."""
-
-    SETTLE_S = 1.0
-
-    def __init__(self) -> None:
-        self._open = 0
-        self._idle = anyio.Event()
-
-    def __enter__(self) -> None:
-        self._open += 1
-
-    def __exit__(self, *exc: object) -> None:
-        self._open -= 1
-        if self._open == 0:
-            self._idle.set()
-            self._idle = anyio.Event()
-
-    async def settled(self) -> None:
-        await anyio.lowlevel.checkpoint()  # forwards already scheduled start before this returns
-        with anyio.move_on_after(self.SETTLE_S):
-            while self._open:
-                await self._idle.wait()

@@ -5,7 +5,9 @@ mcp_server.py   the SDK's low-level `Server` over the board: tools, resources, p
                 logging, list changes (both protocol eras)
 lean.py         the lean lane facing a stdio client: routed tools/call taken off the SDK's path
 lean_caller.py  such a call as the `Caller` of its downstream call (progress, logs, relays)
-lean_wire.py    the JSON-RPC body it writes back
+lean_wire.py    the JSON-RPC body it writes back, on its `Wire` (the client's stdout)
+rounds.py       a 2026-era client's input requests: calls held between rounds, their sealed states
+held.py         one such held call, the `Caller` of its downstream call
 peers.py        the connected clients, as a downstream's news and requests reach them
 listening.py    `subscriptions/listen` for 2026-era clients, backed by downstream subscriptions
 http_face.py    what the HTTP face adds around /mcp: the bearer-token check and /status

@@ -25,7 +25,6 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -34,9 +33,10 @@ import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri.pipes import LineWriter
-from colibri.switchboard.base import Abandon, DownstreamError, jsonlines
-from colibri.switchboard.faces.lean_caller import LeanCaller, valid_id
-from colibri.switchboard.faces.lean_wire import answer_body
+from colibri.switchboard.base import DownstreamError, ResultT, jsonlines, spans
+from colibri.switchboard.faces.lean_caller import LeanCall, LeanCaller, valid_id
+from colibri.switchboard.faces.lean_wire import Wire, answer_body, outcome_of, stamped
+from colibri.switchboard.faces.rounds import InputRounds, capabilities_of
 from colibri.switchboard.routing import Answer, Attempt, Route, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
@@ -48,30 +48,26 @@ _CALL, _CANCELLED, _INITIALIZE = b'"tools/call"', b'"notifications/cancelled"', 
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-@dataclass(slots=True)
-class _Call:
-    request_id: types.RequestId
-    name: str
-    arguments: dict[str, Any] | None
-    token: object
-    modern: bool
-    route: Route | None = None
-    caller: LeanCaller | None = None
-    task: asyncio.Task[None] | None = None
-    abandon: Abandon | None = None
-    cancelled: bool = False
-
-
 class ClientLane:
     """Takes the routed tools/call requests of one stdio client off the SDK's path (a `pipes.Divert`)."""
 
-    def __init__(self, board: Switchboard, server_info: dict[str, Any], limit_s: float) -> None:
+    def __init__(
+        self,
+        board: Switchboard,
+        server_info: dict[str, Any],
+        limit_s: float,
+        rounds: InputRounds | None = None,
+    ) -> None:
         self._board = board
+        # Shared with the SDK's lane, where a held call's later rounds arrive (program/serve.py).
+        self._rounds = InputRounds(server_info["name"]) if rounds is None else rounds
         self._server_info = server_info
         self._limit_s = limit_s
-        self._writer: LineWriter | None = None
+        self._wire = Wire()
+        self.send = self._wire.send
+        self.flush = self._wire.flush
         self._running = False
-        self._calls: dict[types.RequestId, _Call] = {}
+        self._calls: dict[types.RequestId, LeanCall] = {}
         self._idle: anyio.Event | None = None  # made only when someone waits for the calls to end
         self._initialized = False
 
@@ -90,7 +86,7 @@ class ClientLane:
                     self._abandon(call, "the switchboard is stopping")
 
     def attach(self, writer: LineWriter) -> None:
-        self._writer = writer
+        self._wire.writer = writer
 
     async def drained(self) -> None:
         if not self._calls:
@@ -116,7 +112,7 @@ class ClientLane:
         if method == "initialize":
             self._initialized = True
             return False
-        if not self._running or self._writer is None or not isinstance(params, dict):
+        if not self._running or self._wire.writer is None or not isinstance(params, dict):
             return False
         if method == "notifications/cancelled" and "id" not in message:
             return self._cancel(params.get("requestId"))
@@ -133,15 +129,21 @@ class ClientLane:
             not self._board.router.leanable(name)
         ):
             return False
-        call = _Call(request_id, name, arguments, meta.get("progressToken"), modern)
+        if "requestState" in params or "inputResponses" in params:
+            return False  # a later input round: the SDK's lane checks its state (rounds.py)
+        call = LeanCall(request_id, name, arguments, meta.get("progressToken"), modern, params)
+        call.span = spans.serving(name, meta, version)
         self._calls[request_id] = call
-        self._start(call)
+        with spans.current(call.span):  # what is sent on the call's behalf joins its trace
+            self._start(call)
         return True
 
     def _cancel(self, request_id: object) -> bool:
         call = self._calls.get(request_id) if valid_id(request_id) else None
         if call is None:
             return False
+        if call.held is not None:
+            return True  # answered already (its first round): the later rounds are the SDK's
         call.cancelled = True  # the call is never answered, as JSON-RPC cancellation has it
         if call.task is not None:
             call.task.cancel()
@@ -149,7 +151,7 @@ class ClientLane:
             self._abandon(call, "the client cancelled the call")
         return True
 
-    def _abandon(self, call: _Call, reason: str) -> None:
+    def _abandon(self, call: LeanCall, reason: str) -> None:
         assert call.abandon is not None
         call.abandon(reason)
         self._forget(call)
@@ -159,7 +161,7 @@ class ClientLane:
     # A call is routed right here, in the pipe's callback, and answered from the downstream's: two
     # turns of the event loop where a task took four.
 
-    def _start(self, call: _Call) -> None:
+    def _start(self, call: LeanCall) -> None:
         if self._board.waits_for_start(call.name):
             self._spawn(call, self._serve(call))
             return
@@ -167,7 +169,7 @@ class ClientLane:
         with self._guarded(call, route):
             self._go(call, route, route.start())
 
-    def _go(self, call: _Call, route: Route, step: Attempt | Answer) -> None:
+    def _go(self, call: LeanCall, route: Route, step: Attempt | Answer) -> None:
         caller = self._caller(call)
         while isinstance(step, Attempt):
             attempt, tool = step, step.target.tool
@@ -186,17 +188,17 @@ class ClientLane:
         self._answer(call, route, step)
 
     def _answered(
-        self, call: _Call, route: Route, attempt: Attempt, outcome: dict[str, Any] | DownstreamError
+        self, call: LeanCall, route: Route, attempt: Attempt, outcome: dict[str, Any] | DownstreamError
     ) -> None:
         call.abandon = None
-        with self._guarded(call, route):
+        with self._guarded(call, route), spans.current(call.span):
             if isinstance(outcome, DownstreamError):
                 self._go(call, route, route.failed(attempt, outcome))
             else:
                 self._answer(call, route, route.answered(attempt, outcome))
 
     @contextmanager
-    def _guarded(self, call: _Call, route: Route) -> Iterator[None]:
+    def _guarded(self, call: LeanCall, route: Route) -> Iterator[None]:
         """What goes wrong routing `call` is its answer: HANDLER_ERROR, as on the SDK's lane."""
         try:
             yield
@@ -204,7 +206,7 @@ class ClientLane:
             log.exception("switchboard failed routing %s", call.name)
             self._answer(call, route, route.crashed(exc))
 
-    def _answer(self, call: _Call, route: Route, answer: Answer) -> None:
+    def _answer(self, call: LeanCall, route: Route, answer: Answer) -> None:
         try:
             waiting = route.before_answer(answer)
         except Exception as exc:
@@ -213,11 +215,11 @@ class ClientLane:
         if waiting is not None:  # an observer must finish first: only then does the answer go
             self._spawn(call, self._answer_after(call, route, answer, waiting))
             return
-        self._finish(call, answer_body(answer, self._server_info if call.modern else None))
+        self._finish(call, answer)
         route.after_answer(answer)  # metrics, once the answer is on its way
 
     async def _answer_after(
-        self, call: _Call, route: Route, answer: Answer, waiting: Awaitable[None]
+        self, call: LeanCall, route: Route, answer: Answer, waiting: Awaitable[None]
     ) -> None:
         try:
             await waiting
@@ -230,30 +232,48 @@ class ClientLane:
         except Exception as exc:
             log.exception("an observer failed before the answer to %s", call.name)
             answer = route.crashed(exc)
-        self._finish(call, answer_body(answer, self._server_info if call.modern else None))
+        self._finish(call, answer)
         route.after_answer(answer)
         await self.flush()
 
-    def _caller(self, call: _Call) -> LeanCaller:
+    def _caller(self, call: LeanCall) -> LeanCaller:
         if call.caller is None:
-            call.caller = LeanCaller(self.send, self._board.default_caller, call.token)
+            ask = partial(self._ask, call) if call.modern else None
+            call.caller = LeanCaller(self.send, self._board.default_caller, call.token, ask)
         return call.caller
 
-    def _spawn(self, call: _Call, serving: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, call: LeanCall, serving: Coroutine[Any, Any, None]) -> None:
         # A bare task: `running()` cancels what is left at the end.
         call.task = asyncio.get_running_loop().create_task(serving)
 
-    def _forget(self, call: _Call) -> None:
+    def _forget(self, call: LeanCall, error: str | None = None) -> None:
+        spans.end(call.span, error)
+        call.span = None
         self._calls.pop(call.request_id, None)
         if not self._calls and self._idle is not None:
             self._idle.set()
 
-    def _finish(self, call: _Call, answer: dict[str, Any]) -> None:
-        self._forget(call)
-        if not call.cancelled:
-            self.send({"jsonrpc": "2.0", "id": call.request_id} | answer)
+    def _finish(self, call: LeanCall, answer: Answer) -> None:
+        self._forget(call, None if answer.error is None else str(answer.error.code))
+        if call.held is not None:  # its rounds give the client the outcome (rounds.py)
+            call.held.finish(outcome_of(answer))
+        elif not call.cancelled:
+            body = answer_body(answer, self._server_info if call.modern else None)
+            self.send({"jsonrpc": "2.0", "id": call.request_id} | body)
 
-    async def _serve(self, call: _Call, step: Attempt | None = None) -> None:
+    async def _ask(self, call: LeanCall, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
+        """A 2026-era call's downstream asks for input: the call is held and answered in rounds."""
+        if call.held is None:
+            call.held = self._rounds.hold(capabilities_of(call.params.get("_meta")))
+            self._rounds.answer_first(call.held, call.params, partial(self._first_round, call))
+        return await call.held.request(request, result_type)
+
+    def _first_round(self, call: LeanCall, body: dict[str, Any]) -> None:
+        if "result" in body:
+            body = {"result": stamped(body["result"], self._server_info)}
+        self.send({"jsonrpc": "2.0", "id": call.request_id} | body)
+
+    async def _serve(self, call: LeanCall, step: Attempt | None = None) -> None:
         """The call, driven by awaiting: after the first verdicts, or on a downstream with no lean lane."""
         try:
             if call.route is None:  # sent before its servers' first verdicts: wait for them (bounded)
@@ -266,21 +286,6 @@ class ClientLane:
             if call.cancelled:
                 return
             raise
-        self._finish(call, answer_body(answer, self._server_info if call.modern else None))
+        self._finish(call, answer)
         route.after_answer(answer)
         await self.flush()
-
-    def send(self, message: dict[str, Any]) -> None:
-        if self._writer is None:
-            return
-        try:
-            self._writer.write_line(jsonlines.dumps(message))
-        except anyio.ClosedResourceError:
-            log.debug("could not write to the client: it stopped reading")
-
-    async def flush(self) -> None:
-        if self._writer is not None:
-            try:
-                await self._writer.drain()
-            except anyio.BrokenResourceError:
-                log.debug("could not write to the client: it stopped reading")

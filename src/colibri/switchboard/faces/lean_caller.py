@@ -2,30 +2,63 @@
 
 Its progress and log notifications are written to the client at once, under the client's own
 progress token; a downstream's own requests (sampling, elicitation, roots) go to the connection the
-SDK serves.
+SDK serves, or, for a 2026-era call, become input requests of the call's own rounds (rounds.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
+from opentelemetry.trace import Span
 
-from colibri.switchboard.base import Caller, ResultT
+from colibri.switchboard.base import Abandon, Caller, ResultT
+from colibri.switchboard.faces.held import Held
+from colibri.switchboard.routing import Route
 
 Send = Callable[[dict[str, Any]], None]
+# How a 2026-era call asks its client for input: in rounds of the call itself (rounds.py).
+Ask = Callable[[types.ServerRequest, type[ResultT]], Awaitable[ResultT]]
+
+
+@dataclass(slots=True)
+class LeanCall:
+    """A tools/call the lean lane took: the client's request and how far it has come."""
+
+    request_id: types.RequestId
+    name: str
+    arguments: dict[str, Any] | None
+    token: object
+    modern: bool
+    params: dict[str, Any]
+    route: Route | None = None
+    caller: LeanCaller | None = None
+    task: asyncio.Task[None] | None = None
+    abandon: Abandon | None = None
+    cancelled: bool = False
+    held: Held | None = None  # a 2026-era call whose downstream asked for input: answered in rounds
+    span: Span | None = None  # its OpenTelemetry span, while tracing is on
 
 
 class LeanCaller:
     """A call taken by the lean lane as the `Caller` of its downstream call."""
 
-    def __init__(self, send: Send, default_caller: Callable[[], Caller | None], token: object) -> None:
+    def __init__(
+        self,
+        send: Send,
+        default_caller: Callable[[], Caller | None],
+        token: object,
+        ask: Ask[Any] | None = None,
+    ) -> None:
         self._send = send
         self._default_caller = default_caller
         self._token = token if valid_id(token) else None
+        self._ask = ask
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         self.tell(progress, total, message)
@@ -46,7 +79,10 @@ class LeanCaller:
         self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": data})
 
     async def request(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
-        # A downstream's own request during the call goes to the connection the SDK knows.
+        if self._ask is not None:
+            answer: ResultT = await self._ask(request, result_type)
+            return answer
+        # A downstream's own request during a handshake-era call goes to the connection the SDK knows.
         caller = self._default_caller()
         if caller is None:
             raise MCPError(INVALID_REQUEST, f"no client is connected to answer {request.method}")

@@ -25,12 +25,15 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from colibri import __version__
+from colibri.serving.tracing import sdk_middleware
 from colibri.switchboard.base import INVALID_PARAMS, envelopes
 from colibri.switchboard.faces.listening import listen_handler, publishing
 from colibri.switchboard.faces.peers import CHANGED, Peers, SessionCaller
+from colibri.switchboard.faces.rounds import InputRounds, capabilities_of
 from colibri.switchboard.routing import LOCAL, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
@@ -38,10 +41,11 @@ log = logging.getLogger("colibri.switchboard")
 SERVER_NAME = "colibri-switchboard"
 
 
-def build_server(board: Switchboard) -> Server[Any]:
+def build_server(board: Switchboard) -> Gateway:
     """The low-level server whose tools are the switchboard's."""
     bus = InMemorySubscriptionBus()
     peers = Peers()
+    rounds = InputRounds(SERVER_NAME)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -51,9 +55,19 @@ def build_server(board: Switchboard) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        caller = SessionCaller(ctx.session, ctx.request_id)
-        return await board.call(params.name, params.arguments, caller, principal_of(ctx))
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        caller, principal = SessionCaller(ctx.session, ctx.request_id), principal_of(ctx)
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return await board.call(params.name, params.arguments, caller, principal)
+        # A 2026-era client is asked for input in rounds of its own call (rounds.py).
+        if params.request_state is not None:
+            return await rounds.resume(params.request_state, params.input_responses, caller)
+        meta = ctx.params.get("_meta") if isinstance(ctx.params, Mapping) else None
+        return await rounds.call(
+            lambda held: board.call(params.name, params.arguments, held, principal),
+            capabilities_of(meta if isinstance(meta, Mapping) else None),
+            caller,
+        )
 
     async def remember_peer(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         peers.remember(ctx)
@@ -126,7 +140,7 @@ def build_server(board: Switchboard) -> Server[Any]:
         await passthrough.set_level(params.level)
         return types.EmptyResult()
 
-    server: Server[Any] = _Gateway(
+    server = Gateway(
         SERVER_NAME,
         version=__version__,
         instructions=(
@@ -148,8 +162,14 @@ def build_server(board: Switchboard) -> Server[Any]:
     # Registered by hand: the constructor argument warns that logging is deprecated in the 2026 era,
     # but handshake-era clients still set the level of the servers behind the switchboard.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
-    # Replaces the SDK default (an OpenTelemetry span per message, a no-op without an exporter).
-    server.middleware = [remember_peer, _refuse_non_object_arguments]
+    # The SDK's default is its OpenTelemetry span per message: kept only when tracing is on.
+    server.middleware = [
+        *sdk_middleware(server.middleware),
+        remember_peer,
+        rounds.boundary,
+        _refuse_non_object_arguments,
+    ]
+    server.rounds = rounds
     board.on_tools_changed(tools_changed)
     board.on_lists_changed(lists_changed)
     board.notified = publishing(bus, peers.downstream_notified)
@@ -181,12 +201,14 @@ async def _refuse_non_object_arguments(
     return await call_next(ctx)
 
 
-class _Gateway(Server[Any]):
+class Gateway(Server[Any]):
     """The SDK server, advertising `tools.listChanged` whichever transport asks.
 
     The Streamable HTTP session manager builds the initialize answer from the defaults of
     `create_initialization_options`, so the default itself must announce list changes.
     """
+
+    rounds: InputRounds  # the calls held between a 2026-era client's input rounds, shared with the lean lane
 
     def create_initialization_options(
         self,

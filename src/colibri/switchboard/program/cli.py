@@ -16,7 +16,7 @@ import anyio
 
 from colibri.core.env import ConfigError as EnvError
 from colibri.core.env import max_message_bytes
-from colibri.serving import logs
+from colibri.serving import logs, tracing
 from colibri.serving.address import parse_address
 from colibri.serving.errors import UnsafeFile, served
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
@@ -59,6 +59,7 @@ def run(
             return _usage(refusal)
     try:
         level = logs.level_from_env()
+        tracing.check()
         limit = max_message_bytes(os.environ)
         http_limits = HttpLimits.from_env(os.environ)
     except (EnvError, ValueError) as exc:
@@ -80,7 +81,12 @@ def run(
             refuse_if_others_may_write(Path(options.tokens))
         except UnsafeFile as exc:
             return _usage(str(exc))
-    return served("switchboard", lambda: anyio.run(_serve, config, options))
+
+    def serve() -> None:
+        with tracing.traced("colibri-switchboard"):
+            anyio.run(_serve, config, options)
+
+    return served("switchboard", serve)
 
 
 def create_token(name: str, path: str) -> int:

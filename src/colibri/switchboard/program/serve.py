@@ -84,7 +84,10 @@ async def serve_stdio(board: Switchboard, metrics: Metrics, serving: Serving | N
             (spec.health.call_timeout_s for spec in board.config.servers), default=0.0
         )
         lane = ClientLane(
-            board, {"name": SERVER_NAME, "version": __version__}, answer_within_s + DRAIN_GRACE_S
+            board,
+            {"name": SERVER_NAME, "version": __version__},
+            answer_within_s + DRAIN_GRACE_S,
+            server.rounds,
         )
         async with lane.running():
             await run_stdio(
@@ -97,6 +100,7 @@ async def serve_stdio(board: Switchboard, metrics: Metrics, serving: Serving | N
                 divert=lane,
             )
         log.info("stdin closed; stopping the downstreams")
+        server.rounds.close()
         tasks.cancel_scope.cancel()
 
 
@@ -126,4 +130,5 @@ async def serve_http(board: Switchboard, metrics: Metrics, options: Serving) -> 
         log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
         await run_http(guarded(app, hosts, limits), host, port, limits, listener=listener)
         log.info("HTTP server stopped; stopping the downstreams")
+        server.rounds.close()
         tasks.cancel_scope.cancel()
