@@ -2,10 +2,13 @@
 
 Under CI=true a missing browser or Playwright fails the suite; elsewhere it is skipped with the
 reason. The browser is never downloaded: Playwright drives the system's /usr/bin/chromium.
+Screenshots of the pages are written only when asked: COLIBRI_SCREENSHOTS=1 writes them to
+build/screenshots (git-ignored), any other value names the folder; unset, a run writes no file.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -50,8 +53,13 @@ def browser_page() -> Iterator[Any]:
 
 
 def screenshot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    """A full-page screenshot as NAME.png, when COLIBRI_SCREENSHOTS asks for them."""
+    wanted = os.environ.get("COLIBRI_SCREENSHOTS", "")
+    if not wanted:
+        return
+    folder = SCREENSHOTS if wanted == "1" else Path(wanted)
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
 @contextmanager
