@@ -72,7 +72,7 @@ def _root(index: int, size: int, leaf: bytes, path: list[bytes]) -> bytes:
 
 
 def _signed(text: str, signatures: str, verifier_key: str) -> bool:
-    name, key_hash, key = verifier_key.split("+")
+    name, key_hash, key = verifier_key.split("+", 2)
     raw = base64.b64decode(key)
     if raw[0] != 1 or hashlib.sha256(name.encode() + b"\n" + raw).digest()[:4].hex() != key_hash:
         raise ValueError(f"{verifier_key} is not an Ed25519 verifier key")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 
 import pytest
 
@@ -40,9 +41,7 @@ def test_graph_draws_only_edges_between_cards_and_points_rightwards(fresh_db: Da
     assert sorted((edge.source, edge.target) for edge in graph.edges) == [(a, b), (a, c), (b, c)]
     assert {node.task.id for node in graph.nodes} == {a, b, c}
     assert all(edge.points[0][0] < edge.points[-1][0] for edge in graph.edges)
-    assert all(
-        a[0] <= b[0] for edge in graph.edges for a, b in zip(edge.points, edge.points[1:], strict=False)
-    )
+    assert all(a[0] <= b[0] for edge in graph.edges for a, b in pairwise(edge.points))
 
 
 def test_task_page_lists_the_records_citing_it(fresh_db: Database) -> None:

@@ -51,7 +51,7 @@ class Content:
         return render("task.html", refresh=REFRESH_S, title=task_id, **data)
 
     async def sessions(self, request: Request) -> Response:
-        before = position(limited(parse_query(request.scope["query_string"]), "before"))
+        before = trail_views.after_cursor(limited(parse_query(request.scope["query_string"]), "before", 400))
         data = await self._reader.read(lambda db: trail_views.sessions_page(db, before))
         return render("trail.html", refresh=REFRESH_S, title="Trail", **data)
 

@@ -13,6 +13,7 @@ Only the edges between tasks shown are drawn (a page of each column), so the cos
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from statistics import fmean
 
 from colibri.domains.tasks.models import Task
@@ -45,9 +46,9 @@ class Edge:
     @property
     def path(self) -> str:
         """SVG path data: curves across the gaps between columns, level lines along lanes."""
-        (x, y), *rest = self.points
+        x, y = self.points[0]
         parts = [f"M {x} {y}"]
-        for (x1, y1), (x2, y2) in zip(self.points, rest, strict=False):
+        for (x1, y1), (x2, y2) in pairwise(self.points):
             if y1 == y2 or x2 - x1 <= 0:
                 parts.append(f"L {x2} {y2}")
             else:

@@ -3,6 +3,8 @@ with the state of the chain over them, its seal and the checkpoints (SPEC §13, 
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 from colibri.core.cursor import decode_cursor, encode_cursor
@@ -17,7 +19,26 @@ from colibri.ui.overview import STORE_CHECKS, ChainPass, chain_pass, session_sta
 PAGE = 50
 
 
-def sessions_page(db: Database, before: int | None) -> dict[str, Any]:
+def session_cursor(session: proofs.Session) -> str:
+    """The opaque position after `session` in the newest-first list of sessions."""
+    text = json.dumps([session.started_at, session.session_id], ensure_ascii=False)
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def after_cursor(cursor: str | None) -> tuple[str, str] | None:
+    """The position a cursor of `session_cursor` names; ValueError for anything else."""
+    if cursor is None:
+        return None
+    try:
+        started_at, session_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if isinstance(started_at, str) and isinstance(session_id, str):
+            return started_at, session_id
+    except (ValueError, TypeError):  # not base64, not JSON, not a pair
+        pass
+    raise ValueError(f"before={cursor[:40]!r} is not a position from this page's links; follow them instead")
+
+
+def sessions_page(db: Database, before: tuple[str, str] | None) -> dict[str, Any]:
     """A page of audit sessions, newest first, each with whether it is sealed and intact.
 
     The integrity comes from one pass over the whole chain (overview.py): made now on a store of
@@ -27,7 +48,7 @@ def sessions_page(db: Database, before: int | None) -> dict[str, Any]:
     with db.snapshot() as conn:
         rows = proofs.list_sessions(conn, before=before, limit=PAGE + 1)
         more = len(rows) > PAGE
-        sessions = [session for _, session in rows[:PAGE]]
+        sessions = rows[:PAGE]
         spans = {s.session_id: trail.session_seq_range(conn, s.session_id) for s in sessions}
         sealed = [s for s in sessions if s.seal is not None]
         if trail.read_head_or_genesis(conn).seq <= INLINE_SPAN:
@@ -39,7 +60,7 @@ def sessions_page(db: Database, before: int | None) -> dict[str, Any]:
         "sessions": sessions,
         "states": states,
         "check_error": error,
-        "before": rows[PAGE - 1][0] if more else None,
+        "before": session_cursor(sessions[-1]) if more else None,
     }
 
 
