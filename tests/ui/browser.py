@@ -63,23 +63,24 @@ def screenshot(page: Any, name: str) -> None:
 
 
 @contextmanager
-def ui_server(env: dict[str, str], tmp_path: Path, *args: str) -> Iterator[str]:
+def ui_server(env: dict[str, str], tmp_path: Path, *args: str, cwd: Path | None = None) -> Iterator[str]:
     """`colibri ui` on a free loopback port; yields its base URL."""
-    with ui_process(env, tmp_path, *args) as (base, _):
+    with ui_process(env, tmp_path, *args, cwd=cwd) as (base, _):
         yield base
 
 
 @contextmanager
 def ui_process(
-    env: dict[str, str], tmp_path: Path, *args: str, host: str = "127.0.0.1"
+    env: dict[str, str], tmp_path: Path, *args: str, host: str = "127.0.0.1", cwd: Path | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`colibri ui` on a free port of `host`; yields its loopback base URL and the process."""
+    """`colibri ui` on a free port of `host` (run in `cwd`); yields its loopback base URL and the process."""
     port = free_port()
     log = tmp_path / f"ui-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "colibri", "ui", "--http", f"{host}:{port}", *args],
             env=env,
+            cwd=cwd,
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
