@@ -6,7 +6,8 @@ still matches its stored hashes. Checking each session of a page over its own sp
 the same records once per session (under concurrent agents every span is most of the store), so
 the overview scans the chain once, keeping where each break is, and places every session's
 first break from that. Stores up to INLINE_SPAN records are checked while the page is made;
-larger ones in one background thread per store, the page showing the latest pass and its age.
+larger ones in the background worker process (checker.py), the page showing the latest pass
+and its age.
 A pass is repeated once it is MAX_AGE_S old, but never sooner than five times its own length
 after it, so that checking takes at most a fifth of a core however large the store.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import CancelledError, Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 
 from colibri.core.database import Connection, Database
@@ -25,6 +28,7 @@ from colibri.domains.trail.repository import read_head_or_genesis
 from colibri.domains.trail.scan import Break, scan_range
 from colibri.domains.trail.verify import check_anchor
 from colibri.storage import open_database
+from colibri.ui.checker import CHECKER
 from colibri.ui.integrity import MAX_AGE_S
 
 KEEP_BREAKS = 10_000  # breaks placed by one pass; beyond them a pass says only that there were more
@@ -93,8 +97,22 @@ def session_state(known: ChainPass | None, session: Session, span: tuple[int, in
     return SessionState("verified", "chain intact; seal matches", age)
 
 
+def run_pass(target: str, sealed: list[Session], rescan: bool) -> ChainPass | dict[str, SealCheck] | str:
+    """What the worker process runs: a whole pass (`rescan`) or the seals of `sealed` alone,
+    over a read-only connection of its own; the error's text when the store cannot be read."""
+    try:
+        db: Database = open_database(target, readonly=True)
+        try:
+            with db.snapshot() as conn:
+                return chain_pass(conn, sealed) if rescan else check_seals(conn, sealed)
+        finally:
+            db.close()
+    except StorageError as exc:
+        return str(exc)
+
+
 class StoreChecks:
-    """The latest pass over each store, refreshed in one background thread per store. A pass
+    """The latest pass over each store, refreshed in the background worker (checker.py). A pass
     rechecks the seals of the sealed sessions pages asked about (the latest ASKED of them); a
     session asked about between passes has its seal checked alone, without a rescan."""
 
@@ -120,38 +138,42 @@ class StoreChecks:
             known = self._passes.get(target)
             stale = known is None or time.time() - known.checked_at >= max(MAX_AGE_S, 5 * known.took_s)
             lacking = [s for s in sealed if known is not None and s.session_id not in known.seals]
-            if (stale or lacking) and target not in self._running:
+            start = (stale or lacking) and target not in self._running
+            if start:
                 self._running.add(target)
-                work = list(asked.values()) if stale else lacking
-                threading.Thread(target=self._check, args=(target, work, stale), daemon=True).start()
-            return known, self._errors.get(target)
-
-    def _check(self, target: str, sealed: list[Session], rescan: bool) -> None:
-        error: str | None = "the check stopped unexpectedly"
-        try:
-            db: Database = open_database(target, readonly=True)
+            work = list(asked.values()) if stale else lacking
+            error = self._errors.get(target)
+        if start:  # outside the lock: a check done at once calls _keep, which takes it
             try:
-                with db.snapshot() as conn:
-                    done = chain_pass(conn, sealed) if rescan else None
-                    seals = {} if rescan else check_seals(conn, sealed)
-            finally:
-                db.close()
-            with self._lock:
-                known = self._passes.get(target)
-                if done is not None:
-                    self._passes[target] = done
-                elif known is not None:
-                    self._passes[target] = replace(known, seals={**known.seals, **seals})
-            error = None
-        except StorageError as exc:  # shown on the page; the next page asks again
-            error = str(exc)
-        finally:
-            with self._lock:
-                self._running.discard(target)
-                if error is None:
-                    self._errors.pop(target, None)
-                else:
-                    self._errors[target] = error
+                checking = CHECKER.submit(run_pass, target, work, stale)
+            except BrokenProcessPool as exc:
+                self._keep(target, _failed(exc))
+            else:
+                checking.add_done_callback(lambda done: self._keep(target, done))
+        return known, error
+
+    def _keep(self, target: str, done: Future[ChainPass | dict[str, SealCheck] | str]) -> None:
+        try:
+            result = done.result()
+        except (BrokenProcessPool, CancelledError) as exc:  # the worker died or was stopped
+            result = f"the check stopped: {exc or type(exc).__name__}"
+        with self._lock:
+            self._running.discard(target)
+            known = self._passes.get(target)
+            if isinstance(result, str):
+                self._errors[target] = result
+                return
+            self._errors.pop(target, None)
+            if isinstance(result, ChainPass):
+                self._passes[target] = result
+            elif known is not None:
+                self._passes[target] = replace(known, seals={**known.seals, **result})
+
+
+def _failed(exc: BaseException) -> Future[ChainPass | dict[str, SealCheck] | str]:
+    failed: Future[ChainPass | dict[str, SealCheck] | str] = Future()
+    failed.set_exception(exc)
+    return failed
 
 
 STORE_CHECKS = StoreChecks()

@@ -28,6 +28,7 @@ from colibri.serving.http import base_url, run_http
 from colibri.serving.http_limits import HttpLimits
 from colibri.serving.listen import listen
 from colibri.storage import open_database
+from colibri.ui.checker import CHECKER
 from colibri.ui.pages import page_routes
 from colibri.ui.reader import OwnReader, Reader
 from colibri.ui.render import not_found
@@ -82,4 +83,5 @@ async def serve_ui(target: Path | str, options: UiOptions) -> None:
         app = web_app(OwnReader(db), options)
         await run_http(app, options.host, options.port, options.limits, listener=listener)
     finally:
+        CHECKER.shutdown()
         db.close()
