@@ -97,6 +97,7 @@ def test_the_page_and_the_proof_of_a_switchboard_call(fresh_db: Database) -> Non
     assert page is not None and page["proof"].proof_ok and page["proof"].row_matches
     html = render("call.html", **page).body.decode()
     assert "github.create_issue" in html and 'id="proof-download"' in html
+    assert '<span id="witnesses">cosigned by w1.example</span>' in html
     assert 'id="call-trace"' not in html  # no trace_id column in this store yet
     bundle = audit_views.proof_bundle(fresh_db, number, signer.verifier())
     assert isinstance(bundle, dict)

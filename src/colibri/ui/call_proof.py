@@ -45,7 +45,7 @@ class CallProof:
     row_matches: bool | None = None  # whether the row still yields the logged entry
     checkpoint: ShownCheckpoint | None = None
     note: str | None = None  # the checkpoint's note, cosignatures included
-    cosignatures: int = 0
+    witnesses: tuple[str, ...] = ()  # the names on the checkpoint's cosignature lines
     audit_path: list[str] = field(default_factory=list)
     proof_ok: bool | None = None
     missing: str | None = None
@@ -125,10 +125,16 @@ def call_proof(conn: Connection, action: StoredAction, verifier: Verifier | None
         found,
         checkpoint=shown_checkpoint(latest, verifier),
         note=with_cosignatures(latest.note, lines),
-        cosignatures=len(lines),
+        witnesses=tuple(_signer_name(line) for line in lines),
         audit_path=[node.hex() for node in path],
         proof_ok=verify_inclusion(logged, index, latest.size, path, latest.root),
     )
+
+
+def _signer_name(line: str) -> str:
+    """The key name of a signature line (`— NAME BASE64`)."""
+    parts = line.split(" ")
+    return parts[1] if len(parts) == 3 else line.strip()[:60]
 
 
 def _has_cosignatures(conn: Connection) -> bool:

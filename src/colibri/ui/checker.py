@@ -4,8 +4,9 @@ A chain check is pure Python hashing. In a thread of the serving process it hold
 most of its run and slows every page it shares the interpreter with (measured under `bench ui`:
 a filtered board took four times as long while a pass ran). In a process of its own, niced, it
 takes only the CPU the pages leave. The worker is spawned on first use (the serving process has
-threads, so it is not forked) and stopped by `shutdown()` when the pages stop; a worker that
-died is replaced at the next submission.
+threads, so it is not forked) and stopped by `shutdown()` when the pages stop — at once: a
+pass over a large store can take longer than a SIGTERM's grace, and its result is not wanted
+any more. A worker that died is replaced at the next submission.
 """
 
 from __future__ import annotations
@@ -48,11 +49,23 @@ class Checker:
             raise BrokenProcessPool("the background checker cannot start a worker process")
 
     def shutdown(self) -> None:
-        """Stop the worker, dropping checks not started yet."""
+        """Stop the worker now: checks not started are dropped, the one running is ended."""
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if pool is None:
+            return
+        terminate = getattr(pool, "terminate_workers", None)  # Python 3.14 has it
+        if terminate is not None:
+            terminate()
+            return
+        # What terminate_workers does, on the worker processes the executor keeps (it forgets
+        # them in shutdown, so they are taken first).
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in workers:
+            process.terminate()
+        for process in workers:
+            process.join()
 
 
 CHECKER = Checker()
