@@ -37,6 +37,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
     from colibri.runtime.http import HttpOptions, serve_http
     from colibri.serving import logs
     from colibri.serving.errors import served
+    from colibri.ui.checker import CHECKER
     from colibri.ui.pages import page_routes
 
     address = http_address("serve", args, "call every tool; create a token with `colibri token create`")
@@ -57,4 +58,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
         ),
         limits=limits,
     )
-    return served("serve", lambda: anyio.run(serve_http, App(config), options))
+    try:
+        return served("serve", lambda: anyio.run(serve_http, App(config), options))
+    finally:
+        CHECKER.shutdown()  # the pages' background checks end with the server, a long one too
