@@ -2,10 +2,13 @@
 
 Under CI=true a missing browser or Playwright fails the suite; elsewhere it is skipped with the
 reason. The browser is never downloaded: Playwright drives the system's /usr/bin/chromium.
+Screenshots of the pages are written only when asked: COLIBRI_SCREENSHOTS=1 writes them to
+build/screenshots (git-ignored), any other value names the folder; unset, a run writes no file.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -50,28 +53,34 @@ def browser_page() -> Iterator[Any]:
 
 
 def screenshot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    """A full-page screenshot as NAME.png, when COLIBRI_SCREENSHOTS asks for them."""
+    wanted = os.environ.get("COLIBRI_SCREENSHOTS", "")
+    if not wanted:
+        return
+    folder = SCREENSHOTS if wanted == "1" else Path(wanted)
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
 @contextmanager
-def ui_server(env: dict[str, str], tmp_path: Path, *args: str) -> Iterator[str]:
+def ui_server(env: dict[str, str], tmp_path: Path, *args: str, cwd: Path | None = None) -> Iterator[str]:
     """`colibri ui` on a free loopback port; yields its base URL."""
-    with ui_process(env, tmp_path, *args) as (base, _):
+    with ui_process(env, tmp_path, *args, cwd=cwd) as (base, _):
         yield base
 
 
 @contextmanager
 def ui_process(
-    env: dict[str, str], tmp_path: Path, *args: str, host: str = "127.0.0.1"
+    env: dict[str, str], tmp_path: Path, *args: str, host: str = "127.0.0.1", cwd: Path | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`colibri ui` on a free port of `host`; yields its loopback base URL and the process."""
+    """`colibri ui` on a free port of `host` (run in `cwd`); yields its loopback base URL and the process."""
     port = free_port()
     log = tmp_path / f"ui-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "colibri", "ui", "--http", f"{host}:{port}", *args],
             env=env,
+            cwd=cwd,
             stdout=sink,
             stderr=subprocess.STDOUT,
         )

@@ -96,10 +96,10 @@ def test_board_trail_and_tamper_in_chromium(tmp_path: Path) -> None:
         assert page.locator(f"#column-todo #card-{ids['second']}").count() == 1
         assert page.locator(f"#column-in_progress #card-{ids['third']}").count() == 1
         edge = page.locator(
-            f"#dependency-graph line.edge[data-from='{ids['first']}'][data-to='{ids['second']}']"
+            f"#dependency-graph path.edge[data-from='{ids['first']}'][data-to='{ids['second']}']"
         )
         assert edge.count() == 1
-        assert page.locator("#dependency-graph line.edge").count() == 1
+        assert page.locator("#dependency-graph path.edge").count() == 1
         assert ids["second"] in page.locator("#next-actions").inner_text()
         screenshot(page, "board")
 

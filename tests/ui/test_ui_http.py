@@ -56,6 +56,12 @@ def test_bad_input_gets_a_clear_status(tmp_path: Path) -> None:
         assert get(f"{base}/audit?before=-1")[0] == 400
         assert get(f"{base}/tasks/T-404")[0] == 404
         assert get(f"{base}/trail/nope")[0] == 404
+        for path in ("/audit/1", "/audit/abc", "/audit/1/proof.json", "/no-such-page"):
+            status, _, body = get(f"{base}{path}")
+            assert status == 404 and b'id="back"' in body, path
+        assert get(f"{base}/trail?before=bm9wZQ")[0] == 400
+        status, _, body = get(f"{base}/audit?tool=%C3%28")
+        assert status == 400 and b"not UTF-8" in body
         assert get(f"{base}/", {"Host": "evil.example"})[0] == 421
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 
 import pytest
 
@@ -11,7 +12,7 @@ from colibri.domains.tasks.arguments import CreateTaskArgs
 from colibri.domains.tasks.service import create_task
 from colibri.domains.trail import records
 from colibri.storage import Database
-from colibri.ui import integrity, views
+from colibri.ui import integrity, trail_views, views
 
 
 def _task(db: Database, title: str, **fields: object) -> str:
@@ -39,7 +40,8 @@ def test_graph_draws_only_edges_between_cards_and_points_rightwards(fresh_db: Da
     graph = views.board(fresh_db, {})["graph"]
     assert sorted((edge.source, edge.target) for edge in graph.edges) == [(a, b), (a, c), (b, c)]
     assert {node.task.id for node in graph.nodes} == {a, b, c}
-    assert all(edge.x1 < edge.x2 for edge in graph.edges)
+    assert all(edge.points[0][0] < edge.points[-1][0] for edge in graph.edges)
+    assert all(a[0] <= b[0] for edge in graph.edges for a, b in pairwise(edge.points))
 
 
 def test_task_page_lists_the_records_citing_it(fresh_db: Database) -> None:
@@ -57,22 +59,22 @@ def test_session_page_pages_records_and_filters_by_kind(fresh_db: Database) -> N
     session = sessions.start(fresh_db, None).session_id
     for n in range(views.PAGE + 3):
         records.append(fresh_db, session, "plan" if n % 2 else "analysis", f"r{n}")
-    page = views.session_page(fresh_db, session, None, None)
+    page = trail_views.session_page(fresh_db, session, None, None)
     assert page is not None and len(page["records"]) == views.PAGE and page["next_cursor"]
     assert page["integrity"].chain.first_break is None and page["integrity"].seal is None
-    rest = views.session_page(fresh_db, session, None, page["next_cursor"])
+    rest = trail_views.session_page(fresh_db, session, None, page["next_cursor"])
     assert rest is not None and len(rest["records"]) == 3 and rest["next_cursor"] is None
-    plans = views.session_page(fresh_db, session, "plan", None)
+    plans = trail_views.session_page(fresh_db, session, "plan", None)
     assert plans is not None and {record.kind for record in plans["records"]} == {"plan"}
 
 
 def test_long_spans_are_checked_in_the_background_and_rechecked(
     fresh_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(views, "INLINE_SPAN", 2)
+    monkeypatch.setattr(trail_views, "INLINE_SPAN", 2)
     monkeypatch.setattr(integrity, "MAX_AGE_S", 0.0)
     monkeypatch.setattr(integrity, "CHECKS", integrity.BackgroundChecks())
-    monkeypatch.setattr(views, "CHECKS", integrity.CHECKS)
+    monkeypatch.setattr(trail_views, "CHECKS", integrity.CHECKS)
     session = sessions.start(fresh_db, None).session_id
     for n in range(5):
         records.append(fresh_db, session, "plan", f"r{n}")
@@ -80,7 +82,7 @@ def test_long_spans_are_checked_in_the_background_and_rechecked(
     def settled(wanted_break: bool) -> integrity.Integrity:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            page = views.session_page(fresh_db, session, None, None)
+            page = trail_views.session_page(fresh_db, session, None, None)
             assert page is not None
             known = page["integrity"]
             if known.chain is not None and (known.chain.first_break is not None) == wanted_break:
@@ -88,7 +90,7 @@ def test_long_spans_are_checked_in_the_background_and_rechecked(
             time.sleep(0.02)
         raise AssertionError("the background check never reported")
 
-    assert views.session_page(fresh_db, session, None, None)["integrity"].chain is None  # type: ignore[index]
+    assert trail_views.session_page(fresh_db, session, None, None)["integrity"].chain is None  # type: ignore[index]
     assert settled(False).chain.checked == 5  # type: ignore[union-attr]
     fresh_db.execute("UPDATE thought_records SET content = 'forged' WHERE seq = 3")
     found = settled(True).chain

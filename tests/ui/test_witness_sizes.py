@@ -8,8 +8,8 @@ from colibri.domains.log.note import Signer
 from colibri.domains.proofs import sessions
 from colibri.domains.trail import records
 from colibri.storage import Database
-from colibri.ui import views
-from colibri.ui.pages import render
+from colibri.ui import trail_views
+from colibri.ui.render import render
 
 
 def test_the_latest_checkpoint_shows_each_witness_s_last_cosigned_size(fresh_db: Database) -> None:
@@ -21,7 +21,7 @@ def test_the_latest_checkpoint_shows_each_witness_s_last_cosigned_size(fresh_db:
         cosigned.add_cosignature(conn, made.id, "w1-key", "— w1.example AAAA\n", 1_700_000_000)
         cosigned.record_attempt(conn, "w1-key", "w1", "http://w1", "2026-01-01T00:00:00Z", None)
         cosigned.record_attempt(conn, "w2-key", "w2", "http://w2", "2026-01-01T00:00:00Z", "no answer")
-    page = views.session_page(fresh_db, session, None, None)
+    page = trail_views.session_page(fresh_db, session, None, None)
     assert page is not None
     assert page["checkpoints"]["latest"].witnesses == (("w1", made.size), ("w2", None))
     html = render("session.html", **page).body.decode()

@@ -38,6 +38,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
     from colibri.serving import logs
     from colibri.serving.errors import served
     from colibri.serving.tracing import traced
+    from colibri.ui.checker import CHECKER
     from colibri.ui.pages import page_routes
 
     address = http_address("serve", args, "call every tool; create a token with `colibri token create`")
@@ -63,4 +64,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
         with traced("colibri"):
             anyio.run(serve_http, App(config), options)
 
-    return served("serve", serve)
+    try:
+        return served("serve", serve)
+    finally:
+        CHECKER.shutdown()  # the pages' background checks end with the server, a long one too

@@ -18,8 +18,9 @@ def add_parser(commands: Any) -> None:
     ui = commands.add_parser(
         "ui",
         help="serve read-only pages: the board, the trail, the audit",
-        description="Serve the board, the trail and the audit as HTML pages over COLIBRI_DB_PATH, opened "
-        "read-only. A token from `colibri token create` is asked for once and kept in a cookie. "
+        description="Serve the board, the trail and the audit as HTML pages over the store (COLIBRI_DB_URL "
+        "when set, else COLIBRI_DB_PATH), opened read-only. A token from `colibri token create` is asked "
+        "for once and kept in a cookie. "
         "Limits: the COLIBRI_HTTP_* variables.",
     )
     ui.add_argument("--http", metavar="HOST:PORT", default="127.0.0.1:8765", help="default 127.0.0.1:8765")
@@ -72,7 +73,7 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
     )
     logs.configure(config.log_level)
     try:
-        return served("ui", lambda: anyio.run(serve_ui, config.db_path, options))
+        return served("ui", lambda: anyio.run(serve_ui, config.db_target, options))
     except StorageError as exc:
         print(f"colibri ui: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -43,3 +43,32 @@ def list_actions(
         (*params, limit),
     )
     return [ActionRow(*row) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAction:
+    """One audited call with every stored field, as the call's own page shows it."""
+
+    sequence_no: int
+    correlation_id: str
+    tool: str
+    principal: str
+    arguments: str
+    outcome: str
+    result_hash: str | None
+    started_at: str
+    duration_ms: float | None
+    trace_id: str | None  # None also where the store has no trace_id column yet
+
+
+def get_action(conn: Connection, sequence_no: int) -> StoredAction | None:
+    """The call numbered `sequence_no`, or None. The trace id is read where the column exists
+    (SPEC §17 adds it), so the page works on stores from before it and after."""
+    columns = {str(row[0]) for row in conn.execute(conn.dialect.table_columns, ("actions",))}
+    trace = "trace_id" if "trace_id" in columns else "NULL"
+    row = conn.tuples(
+        "SELECT sequence_no, correlation_id, tool, principal, arguments, outcome, result_hash, started_at,"
+        f" duration_ms, {trace} FROM actions WHERE sequence_no = ?",
+        (sequence_no,),
+    ).fetchone()
+    return None if row is None else StoredAction(*row)

@@ -41,14 +41,14 @@ def recorded_verifier(conn: Connection) -> Verifier | None:
 def session_checkpoints(
     conn: Connection, session_id: str, verifier: Verifier | None
 ) -> dict[str, ShownCheckpoint | None]:
-    latest = _shown(latest_checkpoint(conn), verifier)
+    latest = shown_checkpoint(latest_checkpoint(conn), verifier)
     if latest is not None and conn.execute(conn.dialect.table_exists, ("log_witnesses",)).fetchone():
         sizes = tuple((status.name, status.cosigned_size) for status in witness_status(conn))
         latest = replace(latest, witnesses=sizes)
-    return {"seal": _shown(seal_checkpoint(conn, session_id), verifier), "latest": latest}
+    return {"seal": shown_checkpoint(seal_checkpoint(conn, session_id), verifier), "latest": latest}
 
 
-def _shown(stored: StoredCheckpoint | None, verifier: Verifier | None) -> ShownCheckpoint | None:
+def shown_checkpoint(stored: StoredCheckpoint | None, verifier: Verifier | None) -> ShownCheckpoint | None:
     if stored is None:
         return None
     ok: bool | None = None

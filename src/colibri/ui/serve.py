@@ -1,6 +1,7 @@
 """`colibri ui`: the pages alone, over a read-only connection, on HOST:PORT.
 
-The database is opened read-only (SQLite `mode=ro`), so no page can write even by mistake;
+The store (a SQLite file, or a PostgreSQL URL from COLIBRI_DB_URL) is opened read-only (SQLite
+`mode=ro`, PostgreSQL `default_transaction_read_only`), so no page can write even by mistake;
 the pages then read what a running `colibri serve` writes. The face has the same checks in
 front of every route as `colibri serve --http` (`serving.guards`): the Host/Origin allow-list,
 the body caps, the anti-framing headers. Signatures are checked with a verifier key only: the
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from colibri import __version__
@@ -25,8 +28,10 @@ from colibri.serving.http import base_url, run_http
 from colibri.serving.http_limits import HttpLimits
 from colibri.serving.listen import listen
 from colibri.storage import open_database
+from colibri.ui.checker import CHECKER
 from colibri.ui.pages import page_routes
 from colibri.ui.reader import OwnReader, Reader
+from colibri.ui.render import not_found
 
 log = logging.getLogger("colibri.ui")
 
@@ -50,15 +55,19 @@ def web_app(reader: Reader, options: UiOptions) -> ASGIApp:
         verifier=lambda: options.verifier,
         public_url=options.public_url,
     )
-    return guarded(Starlette(routes=routes), hosts, options.limits)
+    return guarded(Starlette(routes=routes, exception_handlers={404: _no_page}), hosts, options.limits)
 
 
-async def serve_ui(db_path: Path, options: UiOptions) -> None:
-    """Serve the pages until SIGTERM or SIGINT, then close the database. A bad address is an
-    `AddressError` raised before the database is opened."""
+async def _no_page(request: Request, _: Exception) -> Response:
+    return not_found(f"There is no page {request.url.path}.", "/", "the board")
+
+
+async def serve_ui(target: Path | str, options: UiOptions) -> None:
+    """Serve the pages of the store at `target` (a SQLite path or a PostgreSQL URL) until SIGTERM
+    or SIGINT, then close it. A bad address is an `AddressError` raised before the store is opened."""
     listener = listen(options.host, options.port)
     try:
-        db = open_database(db_path, readonly=True)
+        db = open_database(target, readonly=True)
     except BaseException:
         listener.close()
         raise
@@ -67,11 +76,12 @@ async def serve_ui(db_path: Path, options: UiOptions) -> None:
             "colibri %s ui at %s/ over %s (read-only; %s; %s)",
             __version__,
             (options.public_url or base_url(options.host, options.port)).rstrip("/"),
-            db_path.resolve(),
+            target.resolve() if isinstance(target, Path) else db,  # str(db): the URL, no password
             "a token is required" if options.require_token else "NO authentication, loopback only",
             "checkpoints checked with the verifier key given" if options.verifier else "no verifier key",
         )
         app = web_app(OwnReader(db), options)
         await run_http(app, options.host, options.port, options.limits, listener=listener)
     finally:
+        CHECKER.shutdown()
         db.close()

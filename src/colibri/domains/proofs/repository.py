@@ -75,18 +75,21 @@ def sealed_sessions(conn: Connection) -> dict[str, Seal]:
     return {row[0]: Seal(root=row[1], leaf_count=row[2], finalized_at=row[3]) for row in rows}
 
 
-def list_sessions(conn: Connection, *, before: int | None, limit: int) -> list[tuple[int, Session]]:
-    """Up to `limit` sessions, newest first, each with its position (the keyset for the next page:
-    pass the last one as `before`). SQLite's rowid is the order of creation and never changes."""
+def list_sessions(conn: Connection, *, before: tuple[str, str] | None, limit: int) -> list[Session]:
+    """Up to `limit` sessions, newest first: by start time, then id, a total order both backends
+    keep (SQLite's rowid has no PostgreSQL twin). For the next page pass the last session's
+    (started_at, session_id) as `before`. The table has one row per session, so the sort is cheap."""
+    where, params = ("", ()) if before is None else (" WHERE (s.started_at, s.session_id) < (?, ?)", before)
     rows = conn.execute(
-        "SELECT s.rowid, s.session_id, s.agent_id, s.purpose, s.started_at, z.root, z.leaf_count,"
-        " z.finalized_at FROM audit_sessions s LEFT JOIN session_seals z ON z.session_id = s.session_id"
-        " WHERE s.rowid < ? ORDER BY s.rowid DESC LIMIT ?",
-        (2**63 - 1 if before is None else before, limit),
+        "SELECT s.session_id, s.agent_id, s.purpose, s.started_at, z.root, z.leaf_count, z.finalized_at"
+        f" FROM audit_sessions s LEFT JOIN session_seals z ON z.session_id = s.session_id{where}"
+        " ORDER BY s.started_at DESC, s.session_id DESC LIMIT ?",
+        (*params, limit),
     ).fetchall()
     result = []
     for row in rows:
-        seal = None if row[5] is None else Seal(root=row[5], leaf_count=row[6], finalized_at=row[7])
-        session = Session(session_id=row[1], agent_id=row[2], purpose=row[3], started_at=row[4], seal=seal)
-        result.append((int(row[0]), session))
+        seal = None if row[4] is None else Seal(root=row[4], leaf_count=row[5], finalized_at=row[6])
+        result.append(
+            Session(session_id=row[0], agent_id=row[1], purpose=row[2], started_at=row[3], seal=seal)
+        )
     return result

@@ -27,6 +27,15 @@ def list_tasks(db: Database, args: ListTasksArgs) -> TaskPage:
     return TaskPage(tasks=tasks, next_cursor=next_cursor)
 
 
+def count_matching(db: Database, args: ListTasksArgs) -> dict[str, int]:
+    """How many tasks match the tag, assignee and text filters of `args`, per status (statuses
+    without any are absent); `args`' own status, limit and cursor play no part."""
+    conditions, params = _filters(args.model_copy(update={"status": None, "cursor": None}), db.dialect)
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    rows = db.execute(f"SELECT status, count(*) FROM tasks{where} GROUP BY status", params)
+    return {str(row[0]): int(row[1]) for row in rows}
+
+
 def _filters(args: ListTasksArgs, dialect: Dialect) -> tuple[list[str], list[Any]]:
     conditions: list[str] = []
     params: list[Any] = []

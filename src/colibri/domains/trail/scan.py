@@ -56,7 +56,8 @@ class Break:
 
 @dataclass(slots=True)
 class ScanResult:
-    """What a scan saw. `leaves` holds the Merkle leaf hashes of the tracked sessions."""
+    """What a scan saw. `leaves` holds the Merkle leaf hashes of the tracked sessions; `found`
+    the first `keep` breaks, for a caller that places every break (the UI's overview)."""
 
     checked: int = 0
     last_seq: int | None = None
@@ -65,11 +66,15 @@ class ScanResult:
     breaks: int = 0
     predecessor_missing: bool = False
     leaves: dict[str, list[bytes]] = field(default_factory=dict)
+    keep: int = 0
+    found: list[Break] = field(default_factory=list)
 
     def add(self, found: Break) -> None:
         self.breaks += 1
         if self.first_break is None or found.seq < self.first_break.seq:
             self.first_break = found
+        if len(self.found) < self.keep:
+            self.found.append(found)
 
 
 def scan_range(
@@ -79,15 +84,16 @@ def scan_range(
     *,
     track: Collection[str] = (),
     progress: Progress | None = None,
+    keep: int = 0,
 ) -> ScanResult:
     """Check records `first`..`last` of the global chain, which must reach `last`.
 
     Record `first` is linked to the stored hash of `first - 1`. When that record is missing
     the scan cannot tell where the hole starts: it sets `predecessor_missing` and takes the
     first record it meets as its starting point. Leaf hashes of sessions in `track` are
-    collected for seal checks.
+    collected for seal checks; the first `keep` breaks are kept in `found`.
     """
-    result = ScanResult(leaves={session_id: [] for session_id in track})
+    result = ScanResult(leaves={session_id: [] for session_id in track}, keep=keep)
     if first > last:
         return result
     expect: int | None = first

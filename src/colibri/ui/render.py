@@ -1,0 +1,39 @@
+"""Rendering the pages' templates, with the filters that make stored values readable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.responses import HTMLResponse
+
+from colibri import __version__
+from colibri.ui.times import local_zone, time_tag
+from colibri.ui.values import field_value, pretty_json
+
+_templates = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_templates.filters.update(when=time_tag, field_value=field_value, pretty_json=pretty_json)
+
+
+def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    context.setdefault("refresh", 0)
+    html = _templates.get_template(name).render(version=__version__, zone=local_zone(), **context)
+    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def not_found(message: str, back: str, back_label: str) -> HTMLResponse:
+    """The 404 page: what was not found, and a link back to where it could be."""
+    return render("error.html", 404, title="Not found", message=message, back=back, back_label=back_label)
+
+
+def bad_request(message: str, path: str) -> HTMLResponse:
+    """The 400 page: what was wrong with the request, and a link to `path` without its query."""
+    return render(
+        "error.html", 400, title="Bad request", message=message, back=path, back_label="this page unfiltered"
+    )
