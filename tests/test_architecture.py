@@ -24,7 +24,7 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"core"}),
     frozenset({"storage"}),
     frozenset({"domains"}),
-    frozenset({"tools"}),
+    frozenset({"tools", "checkpointing"}),
     frozenset({"chain"}),
     frozenset({"pipes"}),
     frozenset({"serving"}),

@@ -6,12 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from colibri.checkpointing import adopt
 from colibri.domains import access
 from colibri.domains.log import cosigned
 from colibri.domains.proofs import sessions
 from colibri.domains.tasks.arguments import CreateTaskArgs
 from colibri.domains.tasks.service import create_task
-from colibri.runtime.checkpoints import adopt
 from colibri.storage import Database, SQLiteDatabase, open_database
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
