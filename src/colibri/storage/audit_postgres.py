@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from colibri.storage.audit_log import MIGRATIONS
+from colibri.storage.audit_outcomes import POSTGRES as GATEWAY_OUTCOMES
 from colibri.storage.migrations import Migration
 
 # The same table on PostgreSQL: same names; serial keys and PostgreSQL's types.
@@ -24,4 +25,5 @@ POSTGRES_MIGRATIONS: list[Migration] = [
         ),
     ),
     MIGRATIONS[1],
+    GATEWAY_OUTCOMES,
 ]
