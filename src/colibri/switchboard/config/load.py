@@ -13,6 +13,7 @@ cross-field rules (a server needs `command` or `url`, fallback targets must name
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -21,7 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from colibri.switchboard.base import ConfigError, json_path
-from colibri.switchboard.config.expand import expand_servers
+from colibri.switchboard.config import gateway
+from colibri.switchboard.config.expand import expand, expand_servers
 from colibri.switchboard.config.model import (
     NAME_PATTERN,
     STATUS_TOOL,
@@ -42,11 +44,14 @@ def load(path: str | Path, environ: Mapping[str, str] | None = None) -> Switchbo
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError("$", f"cannot read the file ({exc}); expected a readable UTF-8 JSON file") from None
-    return parse(text, environ)
+    return parse(text, environ, folder=Path(path).parent)
 
 
-def parse(text: str, environ: Mapping[str, str] | None = None) -> SwitchboardConfig:
-    """Validate the text of a config file, expanding variables from `environ` (default: os.environ)."""
+def parse(
+    text: str, environ: Mapping[str, str] | None = None, *, folder: Path | None = None
+) -> SwitchboardConfig:
+    """Validate the text of a config file, expanding variables from `environ` (default: os.environ);
+    relative paths in it are relative to `folder` (default: the working directory)."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -55,15 +60,15 @@ def parse(text: str, environ: Mapping[str, str] | None = None) -> SwitchboardCon
         ) from None
     if not isinstance(raw, dict):
         raise ConfigError("$", f'expected a JSON object with "mcpServers", got {kind(raw)}')
-    raw = expand_servers(raw, environ)
+    raw = _expand_audit(expand_servers(raw, environ), environ)
     try:
         parsed = RawFile.model_validate(raw)
     except ValidationError as exc:
         raise first_problem(exc) from None
-    return _build(parsed)
+    return _build(parsed, folder or Path())
 
 
-def _build(parsed: RawFile) -> SwitchboardConfig:
+def _build(parsed: RawFile, folder: Path) -> SwitchboardConfig:
     globals_ = parsed.health.model_dump(exclude_none=True)
     _check_cooldowns(HealthPolicy(**globals_), "health")
     servers = tuple(_server(name, entry, globals_) for name, entry in parsed.mcpServers.items())
@@ -87,12 +92,41 @@ def _build(parsed: RawFile) -> SwitchboardConfig:
                 f"(no dots, not {STATUS_TOOL!r}), so it cannot clash with a namespaced tool",
             )
     startup = {} if parsed.startup_wait_s is None else {"startup_wait_s": parsed.startup_wait_s}
+    audit = None if parsed.audit is None else gateway.audit_spec(parsed.audit, folder)
+    if audit is None and parsed.pins not in (None, "off"):
+        raise ConfigError(
+            "pins", 'needs an audit store, where the pins are kept: add "audit": {"db": "PATH"}'
+        )
     return SwitchboardConfig(
         servers=servers,
         fallbacks=MappingProxyType(fallbacks),
         tokens_file=None if parsed.auth is None else parsed.auth.tokens_file,
+        audit=audit,
+        pins=parsed.pins or ("off" if audit is None else "block"),
+        policies=MappingProxyType(gateway.policies({} if parsed.auth is None else parsed.auth.policies)),
+        rate_limits=gateway.rate_limits(
+            parsed.rate_limits or gateway.RawRateLimits(), lambda name: _names_a_tool(name, known, fallbacks)
+        ),
         **startup,
     )
+
+
+def _names_a_tool(name: str, servers: set[str], fallbacks: Mapping[str, object]) -> bool:
+    """Whether `name` is something the switchboard routes: server.tool, a capability, server:method."""
+    server, colon, method = name.partition(":")
+    if colon:
+        return server in servers and method in ("resources/read", "prompts/get")
+    server, dot, tool = name.partition(".")
+    return name in fallbacks or (bool(dot) and bool(tool) and server in servers)
+
+
+def _expand_audit(raw: dict[str, Any], environ: Mapping[str, str] | None) -> dict[str, Any]:
+    """`${VAR}` in the audit store's URL, which may hold a password."""
+    audit = raw.get("audit")
+    if not isinstance(audit, dict) or not isinstance(audit.get("db_url"), str):
+        return raw
+    env = os.environ if environ is None else environ
+    return {**raw, "audit": {**audit, "db_url": expand(audit["db_url"], ("audit", "db_url"), env)}}
 
 
 def _server(name: str, entry: RawServer, globals_: dict[str, Any]) -> ServerSpec:
