@@ -6,8 +6,9 @@ router.py       the tools listed (`server.tool`, fallback capabilities, `switchb
                 `Route` each tools/call takes
 route.py        one tools/call from admission to answer, on every lane: fallbacks, never repeating a
                 call that may have acted, SERVICE_UNAVAILABLE with every reason, the observers' moments
+failures.py     what a route says when an entry fails or cannot take the call
 observers.py    the seam every routed request passes: `RoutedCall`, `Answer`, and the `Observer`s that
-                may refuse it, hold its answer or see it go (metrics now; policy, rate limits, audit)
+                may refuse it, hide a name, hold its sending or its answer, or see it go
 passthrough.py  resources, templates, prompts, completion, logging
 asked.py        a resources/read or prompts/get through the observers' moments
 status.py       what `switchboard_status` returns
@@ -24,12 +25,13 @@ from colibri.switchboard.routing.observers import (
     Tried,
 )
 from colibri.switchboard.routing.passthrough import Passthrough
-from colibri.switchboard.routing.route import Attempt, Route
+from colibri.switchboard.routing.route import Attempt, Held, Route
 
 __all__ = [
     "LOCAL",
     "Answer",
     "Attempt",
+    "Held",
     "Observer",
     "Outcome",
     "Passthrough",
