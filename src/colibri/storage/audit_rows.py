@@ -132,13 +132,22 @@ def insert_finished(conn: Connection, row: FinishedCall, on_finished: LogAction 
     return sequence_no
 
 
-def mark_interrupted(db: Database, on_finished: LogAction = not_logged) -> int:
-    """Rows left `running` by a process that died can never finish: say so, and log them."""
+def mark_interrupted(
+    db: Database, on_finished: LogAction = not_logged, tools_like: tuple[str, ...] = ()
+) -> int:
+    """Rows left `running` by a process that died can never finish: say so, and log them.
+
+    `tools_like` (LIKE patterns) limits the sweep to one program's rows, so that a program sharing
+    the store sweeps only its own (the switchboard's tools are `server.tool` or `server:method`;
+    `colibri serve`'s never hold a dot or a colon)."""
+    where = " OR ".join("tool LIKE ?" for _ in tools_like)
     with db.atomic() as conn:
         rows = conn.execute(
             "UPDATE actions SET outcome = 'interrupted' WHERE outcome = 'running'"
-            " RETURNING sequence_no, correlation_id, tool, arguments, outcome, result_hash, started_at,"
-            " duration_ms, principal"
+            + (f" AND ({where})" if where else "")
+            + " RETURNING sequence_no, correlation_id, tool, arguments, outcome, result_hash, started_at,"
+            " duration_ms, principal",
+            tools_like,
         ).fetchall()
         for row in sorted(rows, key=lambda row: int(row[0])):
             on_finished(conn, *row)

@@ -11,10 +11,13 @@ observers.py    the seam every routed request passes: `RoutedCall`, `Answer`, an
                 may refuse it, hide a name, hold its sending or its answer, or see it go
 passthrough.py  resources, templates, prompts, completion, logging
 asked.py        a resources/read or prompts/get through the observers' moments
+policy.py       `Policies`: what each token may see and call (auth.policies)
+limits.py       `Limiter`: how often a token and a tool may be called (rate_limits)
 status.py       what `switchboard_status` returns
 """
 
 from colibri.switchboard.routing.board import Switchboard
+from colibri.switchboard.routing.limits import RATE_LIMITED, Limiter
 from colibri.switchboard.routing.observers import (
     LOCAL,
     Answer,
@@ -25,16 +28,21 @@ from colibri.switchboard.routing.observers import (
     Tried,
 )
 from colibri.switchboard.routing.passthrough import Passthrough
+from colibri.switchboard.routing.policy import TOOL_NOT_ADMITTED, Policies
 from colibri.switchboard.routing.route import Attempt, Held, Route
 
 __all__ = [
     "LOCAL",
+    "RATE_LIMITED",
+    "TOOL_NOT_ADMITTED",
     "Answer",
     "Attempt",
     "Held",
+    "Limiter",
     "Observer",
     "Outcome",
     "Passthrough",
+    "Policies",
     "Refusal",
     "Route",
     "RoutedCall",
