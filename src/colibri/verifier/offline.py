@@ -74,8 +74,12 @@ def run_verify(db_path: str, session_id: str | None) -> int:
 
 
 def verify_log(db: Database, *, parallel: bool = False) -> LogStatus | None:
-    """The verifiable log rechecked; None for a store older than the log (it has no log to check)."""
-    if db.execute(db.dialect.table_exists, ("log_entries",)).fetchone() is None:
+    """The verifiable log rechecked; None for a store whose log has not begun: older than the log,
+    or written since without a program that keeps it (whose next start adopts what it holds)."""
+    if db.execute(db.dialect.table_exists, ("log_meta",)).fetchone() is None:
+        return None
+    started = db.execute("SELECT adopted FROM log_meta WHERE id = 1").fetchone()
+    if started is None or not started[0]:
         return None
     return log_status(db, parallel=parallel)
 

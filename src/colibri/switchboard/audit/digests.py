@@ -3,8 +3,9 @@
 A gateway must not copy secrets (tokens in arguments, file contents in results) into its log. A
 row's `arguments` column holds `{"sha256": HEX}`, the SHA-256 of the JCS (RFC 8785) of what was
 asked — a tool's arguments, `{"uri": ...}` for a resource, `{"name": ..., "arguments": ...}` for a
-prompt — and `result_hash` the SHA-256 of the JCS of the result the client received (before its
-transport adds `_meta`), or of the JSON-RPC error object. Anyone holding the arguments or the
+prompt — and `result_hash` the SHA-256 of the JCS of the result the client received, less the
+fields of the protocol's 2026 era that each era's wire adds or drops on its own (`resultType`,
+`ttlMs`, `cacheScope`), or of the JSON-RPC error object. Anyone holding the arguments or the
 answer recomputes the digest, however their JSON was written, and finds the row.
 
 A tool's pin is the SHA-256 of the JCS of its definition fields (name, title, description,
@@ -23,6 +24,7 @@ from pydantic import BaseModel
 from colibri.core.jcs import canonical, digest
 
 DEFINITION_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+ERA_FIELDS = frozenset({"resultType", "ttlMs", "cacheScope"})
 
 
 def arguments_column(asked: dict[str, Any] | None) -> str:
@@ -39,9 +41,15 @@ def result_digest(result: BaseModel | dict[str, Any] | None, error: MCPError | N
         return digest(shown)
     if result is None:
         return None
-    if isinstance(result, BaseModel):
-        return digest(result.model_dump(by_alias=True, mode="json", exclude_none=True))
-    return digest(result)
+    # As the SDK's server writes a result (the lean lane passes the downstream's JSON as it is).
+    shown = (
+        result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if isinstance(result, BaseModel)
+        else result
+    )
+    if not ERA_FIELDS.isdisjoint(shown):
+        shown = {key: value for key, value in shown.items() if key not in ERA_FIELDS}
+    return digest(shown)
 
 
 def definition(tool: types.Tool) -> tuple[str, str]:

@@ -52,7 +52,12 @@ ATTEMPT_OUTCOMES = {"ok": "ok", "tool_error": "error", "error": "error", "timeou
 
 
 class AuditFailed(Exception):
-    """A call's rows could not be committed: it is answered HANDLER_ERROR instead."""
+    """A call's rows could not be committed: it is answered HANDLER_ERROR instead, `retryable` when
+    nothing was sent (the route shows it in the envelope's details)."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 @dataclass(slots=True)
@@ -111,11 +116,12 @@ class Audit(Observer):
         record = _record(call)
         closings = _closings(record, call, answer)
         record.closed = True
+        sent = bool(record.opened)
         try:
             written = self._writer.write(lambda conn: _close(conn, closings))
         except StorageError as exc:
-            raise _failed(call, exc) from exc
-        return None if isinstance(written, Now) else _committed(call, written)
+            raise _failed(call, exc, sent) from exc
+        return None if isinstance(written, Now) else _committed(call, written, sent)
 
     def after_answer(self, call: RoutedCall, answer: Answer) -> None:
         record = call.record
@@ -179,11 +185,11 @@ def _close(conn: Connection, closings: list[_Closing]) -> None:
         insert_finished(conn, row, log_action)
 
 
-async def _committed(call: RoutedCall, written: Awaitable[None]) -> None:
+async def _committed(call: RoutedCall, written: Awaitable[None], sent: bool) -> None:
     try:
         await written
     except StorageError as exc:
-        raise _failed(call, exc) from exc
+        raise _failed(call, exc, sent) from exc
 
 
 def _unrecorded(call: RoutedCall, target: str, exc: StorageError) -> Refusal:
@@ -196,10 +202,16 @@ def _unrecorded(call: RoutedCall, target: str, exc: StorageError) -> Refusal:
     )
 
 
-def _failed(call: RoutedCall, exc: StorageError) -> AuditFailed:
+def _failed(call: RoutedCall, exc: StorageError, sent: bool) -> AuditFailed:
     log.error("audit store: cannot record the end of %s: %s", call.subject, exc)
+    if not sent:
+        return AuditFailed(
+            f"{call.subject}: the audit store cannot record it ({exc}); nothing was forwarded, retry it",
+            retryable=True,
+        )
     return AuditFailed(
-        f"{call.subject}: its audit row could not be committed ({exc}), so its answer is withheld; if it "
-        "was sent it may have acted (its row stays running, marked interrupted at the next start): check "
-        "before repeating it"
+        f"{call.subject}: its audit row could not be committed ({exc}), so its answer is withheld; it was "
+        "sent and may have acted (its row stays running, marked interrupted at the next start): check "
+        "before repeating it",
+        retryable=False,
     )

@@ -45,9 +45,9 @@ async def asked(
                 await waiting
         except Exception as exc:
             log.exception("an observer failed before the answer to %s", call.subject)
-            answer = Answer(
-                Outcome.ERROR, error=MCPError(INTERNAL_ERROR, f"HANDLER_ERROR: {exc}"), tried=answer.tried
-            )
+            retry = {"retryable": True} if getattr(exc, "retryable", False) else None
+            failed = MCPError(INTERNAL_ERROR, f"HANDLER_ERROR: {exc}", retry)
+            answer = Answer(Outcome.ERROR, error=failed, tried=answer.tried)
     except anyio.get_cancelled_exc_class():
         observers.after_answer(call, Answer(Outcome.CANCELLED))
         raise

@@ -6,7 +6,6 @@ Independent of the faces that serve it (faces/); the clock, the downstream conne
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -248,10 +247,8 @@ class Switchboard:
     def _signatures(self) -> dict[str, tuple[str, ...]]:
         passthrough = self.passthrough
         return {
-            "tools": tuple(
-                f"{tool.name} {json.dumps(tool.input_schema, sort_keys=True, default=str)}"
-                for tool in self.tools()
-            ),
+            # The whole definition: a description changed behind a pin (served with "warn") is news too.
+            "tools": tuple(tool.model_dump_json(by_alias=True, exclude_none=True) for tool in self.tools()),
             "resources": tuple(r.uri for r in passthrough.resources())
             + tuple(t.uri_template for t in passthrough.templates()),
             "prompts": tuple(prompt.name for prompt in passthrough.prompts()),

@@ -159,11 +159,14 @@ class Route:
     def crashed(self, exc: Exception) -> Answer:
         """The switchboard failed routing the call (the caller logged it): HANDLER_ERROR, as an answer
         like any other, never a crash of the lane."""
+        # An observer that failed may say the call can be retried (nothing was sent: the audit's).
+        retry = {"retryable": True} if getattr(exc, "retryable", False) else {}
         envelope = envelopes.error(
             HANDLER_ERROR,
             f"the switchboard failed: {exc}",
             schemas=self._schemas(self._chain),
             tool=self.call.name,
+            **retry,
         )
         return Answer(Outcome.ERROR, envelope, tried=tuple(self._tried))
 
