@@ -221,6 +221,11 @@ class RawSwitchboard:
             if reply.get("id") == self._next_id:
                 return reply
 
+    def reply(self, timeout: float = 15.0) -> dict[str, Any]:
+        """The next message the switchboard writes (for requests sent ahead with `send`)."""
+        message: dict[str, Any] = json.loads(self._line(time.monotonic() + timeout))
+        return message
+
     def _line(self, deadline: float) -> bytes:
         assert self.process.stdout is not None
         while b"\n" not in self._buffer:
