@@ -31,7 +31,8 @@ class Bucket:
         rate = self.limit.calls_per_minute / 60.0
         self.tokens = min(float(self.limit.burst), self.tokens + (now - self.at) * rate)
         self.at = now
-        return 0.0 if self.tokens >= 1.0 else (1.0 - self.tokens) / rate
+        # A hair under one call (floating point) is one call: never ask for a wait of 0.000 s.
+        return 0.0 if self.tokens >= 1.0 - 1e-9 else (1.0 - self.tokens) / rate
 
 
 class Limiter(Observer):
