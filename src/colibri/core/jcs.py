@@ -8,7 +8,12 @@ value, however it was written on the wire, so that anyone holding a value can re
 - numbers as ECMAScript's Number.prototype.toString prints them (`es_number`, RFC 8785 §3.2.2.3);
 - no whitespace.
 
-A hypothesis test holds `canonical` to the `rfc8785` package. Where JCS has no answer, a digest is
+`canonical` asks the stdlib's C encoder first (sorted keys, no whitespace, UTF-8 kept): its text is
+the JCS text unless it holds a float (Python and ECMAScript print some differently), an integer
+beyond 2**53, or a key beyond U+FFFF — each of which the text itself shows, so only then is the
+value written here, piece by piece. Keys that are not strings are taken as the stdlib takes them
+(it writes 1 as "1"); a value of no JSON type is a TypeError. A hypothesis test holds `canonical`
+to the `rfc8785` package. Where JCS has no answer, a digest is
 still made rather than a call failed: an integer beyond ±2**53 is written as the double JCS reads
 it as (in full when it is too large even for a double), a non-finite float (not JSON; a peer may
 send NaN) as `NaN`/`Infinity`, and a lone surrogate is hashed through its UTF-16 code unit
@@ -18,12 +23,18 @@ send NaN) as `NaN`/`Infinity`, and a lone surrogate is hashed through its UTF-16
 from __future__ import annotations
 
 import hashlib
+import json
 import math
+import re
 from json.encoder import encode_basestring
 
 _q = encode_basestring
 _SAFE_INTEGER = 2**53
 _BEYOND_BMP = "\U00010000"
+_C_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=True)
+# In the C encoder's text, a float shows as a digit before `.`/`e`/`E` or as NaN/Infinity, and an
+# integer JCS reads as a double as 16 digits or more; inside a string these are only false alarms.
+_NOT_AS_IS = re.compile(r"[0-9][.eE]|[0-9]{16}|NaN|Infinity")
 
 
 def es_number(value: float) -> str:
@@ -59,8 +70,11 @@ def es_number(value: float) -> str:
 
 
 def canonical(value: object) -> str:
-    """The JCS text of a JSON value (dicts with string keys, lists or tuples, strings, numbers,
-    booleans, None); TypeError for anything else."""
+    """The JCS text of a JSON value (dicts, lists or tuples, strings, numbers, booleans, None);
+    TypeError for anything else."""
+    text = _C_ENCODER.encode(value)
+    if _NOT_AS_IS.search(text) is None and (text.isascii() or max(text) < _BEYOND_BMP):
+        return text
     parts: list[str] = []
     _write(value, parts)
     return "".join(parts)
