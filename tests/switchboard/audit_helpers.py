@@ -69,8 +69,8 @@ class Raw:
     """A switchboard over stdio driven by JSON-RPC lines, past its handshake: what a client
     receives is the JSON itself, whose digest the audit row must hold."""
 
-    def __init__(self, config: Path) -> None:
-        self.board = RawSwitchboard(config, switchboard_env())
+    def __init__(self, config: Path, *extra: str) -> None:
+        self.board = RawSwitchboard(config, switchboard_env(), *extra)
         client = {"name": "audit-test", "version": "1"}
         self.board.request(
             "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client}
@@ -96,5 +96,6 @@ class Raw:
             assert time.monotonic() < deadline, f"{server} stayed {state}, wanted {states}"
             time.sleep(0.05)
 
-    def close(self) -> None:
-        self.board.finish(timeout=30)
+    def close(self) -> bytes:
+        """Stop it (its stdin closed); what it wrote on stderr."""
+        return self.board.finish(timeout=30)[1]

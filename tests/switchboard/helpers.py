@@ -193,9 +193,9 @@ def process_gone(pid: int) -> bool:
 class RawSwitchboard:
     """A switchboard subprocess driven by hand-written JSON-RPC lines; keeps every stdout line it read."""
 
-    def __init__(self, config: Path, env: dict[str, str]) -> None:
+    def __init__(self, config: Path, env: dict[str, str], *extra: str) -> None:
         self.process = subprocess.Popen(
-            switchboard_command(config),
+            switchboard_command(config, *extra),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

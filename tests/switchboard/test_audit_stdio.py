@@ -8,6 +8,7 @@ JSON-RPC lines themselves, so each row's result digest is checked against the JS
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from tests.switchboard.audit_helpers import Raw, answer_digest, arguments_column, calls
@@ -89,3 +90,27 @@ def test_resources_read_and_prompts_get_are_rows_with_their_digests(tmp_path: Pa
         arguments_column(asked),
         arguments_column({"message": "hi"}),
     ]
+
+
+def test_a_reload_applies_policies_and_keeps_the_store_it_started_with(tmp_path: Path) -> None:
+    downstreams = Downstreams(tmp_path)
+    servers = {"echo": downstreams.fault("echo")}
+    config = write_config(tmp_path, servers, health=FAST, audit={"db": "first.db"})
+    raw = Raw(config, "--watch")
+    try:
+        raw.wait_for("echo", "HEALTHY")
+        allowed = raw.call("echo.work", {"value": 1})
+        policies = {"tokens_file": str(tmp_path / "tokens"), "policies": {"local": {"deny": ["echo.*"]}}}
+        time.sleep(0.01)  # a distinct modification time
+        write_config(tmp_path, servers, health=FAST, audit={"db": "second.db"}, auth=policies)
+        deadline = time.monotonic() + 15
+        while (refused := raw.call("echo.work", {"value": 2})).get("isError") is not True:
+            assert time.monotonic() < deadline, "the reloaded policy never applied"
+            time.sleep(0.1)
+    finally:
+        said = raw.close().decode()
+    assert not allowed.get("isError")
+    assert json.loads(refused["content"][0]["text"])["error"]["code"] == "TOOL_NOT_ADMITTED"
+    assert "the audit section changed; calls are still recorded in" in said
+    assert not (tmp_path / "second.db").exists()
+    assert ("echo.work", "denied") in [(row["tool"], row["outcome"]) for row in calls(tmp_path / "first.db")]
