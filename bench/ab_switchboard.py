@@ -2,6 +2,7 @@
 
     git worktree add /tmp/before HEAD~1
     python -m bench.ab_switchboard /tmp/before/src src [ROUNDS]
+    COLIBRI_AB_AUDIT=1 python -m bench.ab_switchboard /tmp/before/src src   # both with an audit store
 
 One process holds three connections — the echo server directly, a switchboard run from the first
 source tree and one run from the second — and calls them in alternating blocks (the order reversed
@@ -12,6 +13,7 @@ holds over several runs of this is real.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -30,7 +32,10 @@ USAGE = "usage: python -m bench.ab_switchboard SOURCE_A SOURCE_B [ROUNDS]  (two 
 
 
 def from_tree(source: Path) -> StdioServerParameters:
-    params = switchboard_params(write_config(Path(tempfile.mkdtemp(prefix="colibri-ab-"))))
+    """A switchboard run from `source`; with COLIBRI_AB_AUDIT=1, with a SQLite audit store (a tree
+    from before the audit store would refuse the config's "audit" section: compare two that have it)."""
+    audit = os.environ.get("COLIBRI_AB_AUDIT") == "1"
+    params = switchboard_params(write_config(Path(tempfile.mkdtemp(prefix="colibri-ab-")), audit=audit))
     params.env = {**(params.env or {}), "PYTHONPATH": str(source.resolve())}
     return params
 

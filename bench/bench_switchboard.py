@@ -1,11 +1,14 @@
-"""Switchboard overhead: the bare echo server called directly and through the switchboard.
+"""Switchboard overhead: the bare echo server called directly and through the switchboard, with its
+audit store (SPEC §15: every call's row committed before its answer) off and on.
 
-Sequential calls over stdio (p50, p99, calls/s, and the ratio to direct, measured in the same run),
-then 8 concurrent Streamable HTTP clients through the switchboard beside 8 calling the echo server
-over HTTP directly. The bench client speaks the
-handshake era to whatever it calls, and the switchboard connects to the echo server in that era too
-(it tries the handshake first, transport.py); the direct baseline is also shown in the 2026 era
-(`mode="auto"`), which costs more per call.
+Sequential calls over stdio (p50, p99, calls/s, and the ratio to direct), in three runs: in each,
+one client holds a connection to the echo server directly (both eras), to a switchboard without an
+audit store and to one with a SQLite audit store (COLIBRI_DB_SYNC=normal), and calls them in
+alternating blocks, so the load of the machine weighs on each alike; the median of the three runs'
+ratios is the figure. Then 8 concurrent Streamable HTTP clients through each switchboard beside 8
+calling the echo server over HTTP directly. The bench client speaks the handshake era to whatever it
+calls, and the switchboard connects to the echo server in that era too (it tries the handshake
+first, transport.py); the direct baseline is also shown in the 2026 era (`mode="auto"`).
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ from __future__ import annotations
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +29,36 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.common import ECHO_SERVER, echo_params, line, percentile, rate
+from colibri.domains.log.keys import write_key_file
+from colibri.domains.log.note import Signer
 
 CALLS = 1000
+RUNS = 3
 HTTP_CLIENTS = 8
+# (the ratio, how it is named, its target) for each switchboard
+TARGETS = (("p50", "p50", "<= 1.3x"), ("p99", "p99", "<= 1.5x"), ("p50 auto", "p50 (2026 era)", "<= 1.3x"))
 HTTP_SECONDS = 5.0
 
 
-def write_config(folder: Path) -> Path:
-    config = folder / "switchboard.json"
+def write_config(folder: Path, *, audit: bool = False) -> Path:
+    """A switchboard config in `folder` in front of the echo server; `audit` adds a SQLite audit
+    store there, signed with a key made for it (so no key is made, nor announced, at start)."""
+    config = folder / ("switchboard-audited.json" if audit else "switchboard.json")
     echo = {"command": sys.executable, "args": [str(ECHO_SERVER)]}
-    config.write_text(json.dumps({"mcpServers": {"echo": echo}}))
+    sections: dict[str, Any] = {}
+    if audit:
+        key = folder / "audit.key"
+        if not key.exists():
+            write_key_file(key, Signer.generate("bench-audit"))
+        sections["audit"] = {"db": str(folder / "audit.db"), "signing_key": str(key)}
+    config.write_text(json.dumps({"mcpServers": {"echo": echo}, **sections}))
     return config
 
 
 def switchboard_params(config: Path) -> StdioServerParameters:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLIBRI_")}
     env["COLIBRI_LOG_LEVEL"] = "warn"
+    env["COLIBRI_DB_SYNC"] = "normal"
     return StdioServerParameters(
         command=sys.executable, args=["-m", "colibri", "switchboard", "--config", str(config)], env=env
     )
@@ -126,19 +145,23 @@ async def direct_http_rate() -> float:
         server.wait(20)
 
 
-async def interleaved(config: Path, n: int, rounds: int = 20, warmup: int = 50) -> dict[str, list[float]]:
-    """Sequential calls direct (both eras) and through the switchboard, in alternating blocks.
+async def interleaved(
+    configs: dict[str, Path], n: int, rounds: int = 20, warmup: int = 50
+) -> dict[str, list[float]]:
+    """Sequential calls direct (both eras) and through each switchboard, in alternating blocks.
 
-    All three connections stay open and take turns, so a change in the load of the machine during
+    All the connections stay open and take turns, so a change in the load of the machine during
     the run weighs on each alike instead of on whichever was measured at that moment.
     """
-    async with (
-        Client(echo_params(), mode="legacy") as direct,
-        Client(echo_params(), mode="auto") as auto,
-        Client(switchboard_params(config), mode="legacy") as routed,
-    ):
-        await wait_healthy(routed)
-        targets = {"direct": (direct, "echo"), "auto": (auto, "echo"), "routed": (routed, "echo.echo")}
+    async with AsyncExitStack() as stack:
+        targets = {
+            "direct": (await stack.enter_async_context(Client(echo_params(), mode="legacy")), "echo"),
+            "auto": (await stack.enter_async_context(Client(echo_params(), mode="auto")), "echo"),
+        }
+        for name, config in configs.items():
+            routed = await stack.enter_async_context(Client(switchboard_params(config), mode="legacy"))
+            await wait_healthy(routed)
+            targets[name] = (routed, "echo.echo")
         for client, tool in targets.values():
             for i in range(warmup):
                 await client.call_tool(tool, {"i": -i})
@@ -154,33 +177,49 @@ async def interleaved(config: Path, n: int, rounds: int = 20, warmup: int = 50) 
     return samples
 
 
+def report_run(number: int, samples: dict[str, list[float]]) -> dict[str, float]:
+    """One run's lines; its ratios to direct (p50 and p99 of each switchboard)."""
+    direct50, direct99 = percentile(samples["direct"], 50), percentile(samples["direct"], 99)
+    line(f"run {number}: direct echo over stdio (handshake era): p50", direct50 * 1000, "ms")
+    line(f"run {number}: direct echo over stdio (handshake era): p99", direct99 * 1000, "ms")
+    auto50 = percentile(samples["auto"], 50)
+    line(f"run {number}: direct echo (mode=auto, 2026 era): p50", auto50 * 1000, "ms")
+    ratios = {}
+    for name, label in (("routed", "audit store off"), ("audited", "audit store on")):
+        p50, p99 = percentile(samples[name], 50), percentile(samples[name], 99)
+        line(f"run {number}: through the switchboard, {label}: p50", p50 * 1000, "ms")
+        line(f"run {number}: through the switchboard, {label}: p99", p99 * 1000, "ms")
+        line(f"run {number}: through the switchboard, {label}: calls/s", rate(samples[name]), "calls/s")
+        ratios[f"{name} p50"], ratios[f"{name} p99"] = p50 / direct50, p99 / direct99
+        ratios[f"{name} p50 auto"] = p50 / auto50
+    return ratios
+
+
 async def run() -> None:
     with tempfile.TemporaryDirectory(prefix="colibri-bench-switchboard-") as folder:
-        config = write_config(Path(folder))
-        samples = await interleaved(config, CALLS)
-        direct, direct_auto, routed = samples["direct"], samples["auto"], samples["routed"]
-        direct_p50, auto_p50, routed_p50 = (percentile(s, 50) for s in (direct, direct_auto, routed))
-        direct_p99, routed_p99 = percentile(direct, 99), percentile(routed, 99)
-        line("direct echo over stdio (handshake era): p50", direct_p50 * 1000, "ms")
-        line("direct echo over stdio (handshake era): p99", percentile(direct, 99) * 1000, "ms")
-        line("direct echo over stdio (handshake era): sequential calls/s", rate(direct), "calls/s")
-        line("direct echo over stdio (mode=auto, 2026 era): p50", auto_p50 * 1000, "ms")
-        line("through the switchboard over stdio: p50", routed_p50 * 1000, "ms")
-        line("through the switchboard over stdio: p99", percentile(routed, 99) * 1000, "ms")
-        line("through the switchboard over stdio: sequential calls/s", rate(routed), "calls/s")
-        line("switchboard p50 / direct p50 (handshake era)", routed_p50 / direct_p50, "x", "<= 1.3x")
-        line("switchboard p99 / direct p99 (handshake era)", routed_p99 / direct_p99, "x", "<= 1.5x")
-        line(
-            "switchboard p50 / direct p50 (mode=auto, 2026 era)",
-            routed_p50 / auto_p50,
-            "x",
-            "<= 1.3x",
-        )
+        configs = {"routed": write_config(Path(folder)), "audited": write_config(Path(folder), audit=True)}
+        runs = [report_run(number, await interleaved(configs, CALLS)) for number in range(1, RUNS + 1)]
+        for name, label in (("routed", "audit store off"), ("audited", "audit store on")):
+            target = "<= 1.3x"
+            for key, what, goal in (
+                ("p50", "p50", target),
+                ("p99", "p99", "<= 1.5x"),
+                ("p50 auto", "p50 (2026)", target),
+            ):
+                figures = sorted(run[f"{name} {key}"] for run in runs)
+                shown = ", ".join(f"{figure:.3f}" for figure in figures)
+                line(
+                    f"switchboard ({label}) {what} / direct, median of {RUNS} [{shown}]",
+                    statistics.median(figures),
+                    "x",
+                    goal,
+                )
         direct_http = await direct_http_rate()
-        http = await http_rate(config)
         line(f"{HTTP_CLIENTS} concurrent HTTP clients, echo server directly", direct_http, "calls/s")
-        line(f"{HTTP_CLIENTS} concurrent HTTP clients through the switchboard", http, "calls/s")
-        line("switchboard HTTP calls/s / direct HTTP calls/s", http / direct_http, "x")
+        for name, label in (("routed", "audit store off"), ("audited", "audit store on")):
+            http = await http_rate(configs[name])
+            line(f"{HTTP_CLIENTS} concurrent HTTP clients, switchboard ({label})", http, "calls/s")
+            line(f"switchboard ({label}) HTTP calls/s / direct HTTP calls/s", http / direct_http, "x")
 
 
 def main() -> None:

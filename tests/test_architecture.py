@@ -24,7 +24,7 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"core"}),
     frozenset({"storage"}),
     frozenset({"domains"}),
-    frozenset({"tools"}),
+    frozenset({"tools", "checkpointing"}),
     frozenset({"chain"}),
     frozenset({"pipes"}),
     frozenset({"serving"}),
@@ -32,11 +32,17 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"cli"}),
     frozenset({"__main__"}),
 ]
-# The switchboard is its own program: it shares the transports and the bottom layer, nothing else.
-SWITCHBOARD_MAY_IMPORT = frozenset({"colibri", "core", "pipes", "serving", "switchboard"})
+# The switchboard is its own program: it shares the transports and the bottom layer, and (for its
+# audit store, SPEC §15) the store as colibri serve keeps one: the storage layer, the log kept while
+# a program runs (checkpointing), the catalogue's migrations, and domains only through their `api`.
+SWITCHBOARD_MAY_IMPORT = frozenset(
+    {"colibri", "core", "pipes", "serving", "switchboard", "storage", "checkpointing", "tools", "domains"}
+)
+# Within those, only these modules: a domain's api, and the catalogue.
+SWITCHBOARD_ONLY = {"tools": frozenset({"colibri.tools.catalog"})}
 # The switchboard's packages, lowest first (SPEC §19): each imports only itself and those below it,
 # and another package only through what that package's __init__ exports (its `__all__`).
-SWITCHBOARD_PACKAGES = ["base", "config", "health", "downstream", "routing", "faces", "program"]
+SWITCHBOARD_PACKAGES = ["base", "config", "health", "downstream", "routing", "audit", "faces", "program"]
 MAX_LINES = 300
 # The only code that may talk to the SQLite driver: the backend, and the offline verifier,
 # which reads a file with its own read-only connections.
@@ -90,10 +96,23 @@ def _violation(importer: str, imported: str) -> str | None:
         return _switchboard_violation(importer, imported)
     if source == target:
         return _domain_violation(importer, imported)
-    if source == "switchboard" and target not in SWITCHBOARD_MAY_IMPORT:
-        return "the switchboard imports only colibri.core, colibri.pipes and colibri.serving"
+    if source == "switchboard":
+        return _switchboard_import_violation(imported)
     if _rank(target) >= _rank(source):
         return "imports a package of the same or a higher layer"
+    return None
+
+
+def _switchboard_import_violation(imported: str) -> str | None:
+    target = _package(imported)
+    if target not in SWITCHBOARD_MAY_IMPORT:
+        return f"the switchboard imports only {', '.join(sorted(SWITCHBOARD_MAY_IMPORT))}"
+    if target == "domains" and imported.split(".")[3:] != ["api"]:
+        return "the switchboard reaches a domain only through its api module"
+    if target in SWITCHBOARD_ONLY and imported not in SWITCHBOARD_ONLY[target]:
+        return (
+            f"the switchboard imports only {', '.join(sorted(SWITCHBOARD_ONLY[target]))} of colibri.{target}"
+        )
     return None
 
 
@@ -326,6 +345,11 @@ def test_the_check_allows_imports_through_a_public_face(importer: str, module: s
         ("colibri.switchboard.base.contracts", "colibri.switchboard.config.model"),
         ("colibri.switchboard.routing.board", "colibri.switchboard.faces.metrics"),
         ("colibri.switchboard.faces.lean", "colibri.switchboard.program.serve"),
+        ("colibri.switchboard.audit.store", "colibri.runtime.checkpoints"),
+        ("colibri.switchboard.audit.rows", "colibri.domains.log.appends"),
+        ("colibri.switchboard.audit.store", "colibri.tools.__init__"),
+        ("colibri.switchboard.audit.rows", "colibri.chain.worker"),
+        ("colibri.switchboard.routing.policy", "colibri.switchboard.audit"),
     ],
 )
 def test_the_check_catches_upward_and_sideways_imports(importer: str, imported: str) -> None:
@@ -344,6 +368,11 @@ def test_the_check_catches_upward_and_sideways_imports(importer: str, imported: 
         ("colibri.switchboard.faces.metrics", "colibri.switchboard.routing"),
         ("colibri.switchboard.program.serve", "colibri.switchboard.faces"),
         ("colibri.switchboard.health.machine", "colibri.switchboard.health.rules"),
+        ("colibri.switchboard.audit.rows", "colibri.domains.log.api"),
+        ("colibri.switchboard.audit.store", "colibri.tools.catalog"),
+        ("colibri.switchboard.audit.store", "colibri.checkpointing"),
+        ("colibri.switchboard.audit.rows", "colibri.storage.audit_log"),
+        ("colibri.switchboard.faces.status_page", "colibri.switchboard.audit"),
     ],
 )
 def test_the_check_allows_downward_imports(importer: str, imported: str) -> None:

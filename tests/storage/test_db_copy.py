@@ -6,12 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from colibri.checkpointing import adopt
 from colibri.domains import access
 from colibri.domains.log import cosigned
+from colibri.domains.pins import api as pins
 from colibri.domains.proofs import sessions
 from colibri.domains.tasks.arguments import CreateTaskArgs
 from colibri.domains.tasks.service import create_task
-from colibri.runtime.checkpoints import adopt
 from colibri.storage import Database, SQLiteDatabase, open_database
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
@@ -65,6 +66,10 @@ def _witnessed(path: Path) -> None:
             cosigned.add_cosignature(conn, checkpoint_id, "w1+key", "— w1 AAAA\n", 1_700_000_000)
             cosigned.record_attempt(conn, "w1+key", "w1", "http://w1", "2026-01-01T00:00:00Z", None)
             cosigned.record_attempt(conn, "w2+key", "w2", None, "2026-01-01T00:00:01Z", "no answer")
+            # A switchboard's pins (SPEC §15): one approved, one with a changed definition waiting.
+            pins.pin_first(conn, "echo.echo", "a" * 64, '{"name":"echo"}', "2026-01-01T00:00:02Z")
+            pins.pin_first(conn, "echo.add", "b" * 64, '{"name":"add"}', "2026-01-01T00:00:03Z")
+            pins.note_change(conn, "echo.add", "c" * 64, '{"name":"add","title":"x"}', "2026-01-01T00:00:04Z")
     finally:
         db.close()
 
@@ -95,6 +100,7 @@ def test_sqlite_to_postgres_to_sqlite_keeps_everything_and_verifies(
     there = copy_store(str(first), url)
     assert there.rows["log_checkpoints"] == 1
     assert there.rows["log_cosignatures"] == 1 and there.rows["log_witnesses"] == 2
+    assert there.rows["tool_pins"] == 2
     assert there.records == 10_060 and there.sealed == 3 and there.rows["thought_records"] == 10_060
     assert there.rows["access_tokens"] == 2 and there.rows["tasks"] == 5
 

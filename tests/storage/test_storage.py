@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -164,3 +165,37 @@ def test_without_waiting_refuses_at_once_while_another_connection_writes(tmp_pat
     finally:
         other.close()
         db.close()
+
+
+def test_after_a_refusal_to_wait_the_next_statement_outside_a_transaction_waits_again(tmp_path: Path) -> None:
+    """A refusal leaves the busy timeout at 0 (a run of them costs no PRAGMA), and what comes next
+    outside a transaction — a plain write here — still waits for another writer, as it always did."""
+    path = tmp_path / "busy.db"
+    db = SQLiteDatabase.open(path)
+    db.execute("CREATE TABLE t (x INTEGER)")
+    with db.without_waiting(), db.atomic():
+        db.execute("INSERT INTO t VALUES (1)")
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        other = SQLiteDatabase.open(path)
+        with other.atomic():
+            other.execute("INSERT INTO t VALUES (2)")
+            held.set()
+            release.wait(10)
+        other.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)  # the other connection holds the write lock now
+        threading.Timer(0.3, release.set).start()
+        started = time.perf_counter()
+        db.execute("INSERT INTO t VALUES (3)")  # waits for it rather than failing at once
+        waited = time.perf_counter() - started
+    finally:
+        release.set()
+        holder.join(10)
+    assert waited >= 0.15
+    assert [row[0] for row in db.execute("SELECT x FROM t ORDER BY x")] == [1, 2, 3]
+    db.close()

@@ -193,9 +193,9 @@ def process_gone(pid: int) -> bool:
 class RawSwitchboard:
     """A switchboard subprocess driven by hand-written JSON-RPC lines; keeps every stdout line it read."""
 
-    def __init__(self, config: Path, env: dict[str, str]) -> None:
+    def __init__(self, config: Path, env: dict[str, str], *extra: str) -> None:
         self.process = subprocess.Popen(
-            switchboard_command(config),
+            switchboard_command(config, *extra),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -220,6 +220,11 @@ class RawSwitchboard:
             reply: dict[str, Any] = json.loads(self._line(deadline))
             if reply.get("id") == self._next_id:
                 return reply
+
+    def reply(self, timeout: float = 15.0) -> dict[str, Any]:
+        """The next message the switchboard writes (for requests sent ahead with `send`)."""
+        message: dict[str, Any] = json.loads(self._line(time.monotonic() + timeout))
+        return message
 
     def _line(self, deadline: float) -> bytes:
         assert self.process.stdout is not None

@@ -36,3 +36,19 @@ def test_status_page_shows_state_cooldown_checks_and_timeline_escaped() -> None:
     assert '<li data-to="QUARANTINE">t1: HEALTHY → <b>QUARANTINE</b> — 3 failures in a row</li>' in html
     assert "timeout &lt;b&gt;" in html  # evidence from a downstream is text, never markup
     assert 'http-equiv="refresh"' in html
+
+
+def test_status_page_lists_withheld_tools_with_both_digests_and_how_to_approve() -> None:
+    withheld = {
+        "tool": "git.commit",
+        "pinned_sha256": "a" * 64,
+        "listed_sha256": "b" * 64,
+        "approve": "colibri switchboard pins approve --config s.json git.commit",
+    }
+    html = render_status(
+        {"servers": [_server("git", "HEALTHY")], "pins": "block", "withheld_tools": [withheld]}
+    )
+    plain = render_status({"servers": [_server("git", "HEALTHY")], "pins": "block", "withheld_tools": []})
+    assert 'id="withheld"' in html and '<tr data-tool="git.commit">' in html
+    assert "a" * 64 in html and "b" * 64 in html and "pins approve --config s.json git.commit" in html
+    assert 'id="withheld"' not in plain

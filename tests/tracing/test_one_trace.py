@@ -1,5 +1,5 @@
 """One trace spans client → switchboard → `colibri serve` (SPEC §17), as a real OTLP/HTTP receiver
-gets it, and the downstream's audit row keeps the trace id.
+gets it, and both audit rows keep the trace id: the downstream's and the switchboard's (SPEC §15).
 
 The client continues a trace of its own: a `traceparent` in the call's `_meta`. The switchboard's
 span continues it and passes its own `traceparent` downstream; `colibri serve`'s span continues
@@ -72,7 +72,9 @@ async def test_one_trace_from_the_client_through_the_switchboard_to_colibri_serv
         downstreams = Downstreams(tmp_path)
         colibri = downstreams.colibri()
         colibri["env"] |= otel_env(receiver)
-        config = write_config(tmp_path, {"colibri": colibri}, health={"readiness_s": 60})
+        config = write_config(
+            tmp_path, {"colibri": colibri}, health={"readiness_s": 60}, audit={"db": "gateway.db"}
+        )
         async with connected(config, transport, otel_env(receiver)) as client:
             await wait_for_state(client, "colibri", "HEALTHY", timeout=30)
             listed = await client.call_tool("colibri.task_list", {}, meta={"traceparent": TRACEPARENT})
@@ -95,6 +97,9 @@ async def test_one_trace_from_the_client_through_the_switchboard_to_colibri_serv
     with sqlite3.connect(tmp_path / "colibri" / "colibri.db") as db:
         rows = db.execute("SELECT trace_id FROM actions WHERE tool = 'task_list'").fetchall()
     assert rows == [(TRACE_ID,)]
+    with sqlite3.connect(tmp_path / "gateway.db") as db:
+        rows = db.execute("SELECT trace_id, outcome FROM actions WHERE tool = 'colibri.task_list'").fetchall()
+    assert rows == [(TRACE_ID, "ok")]
 
 
 def test_nothing_of_the_tracing_sdk_is_imported_unless_asked(tmp_path: Path) -> None:

@@ -137,3 +137,27 @@ def test_a_large_file_shows_progress_on_a_terminal_only(fresh_db: Database) -> N
     shown = b"".join(chunks).decode(errors="replace")
     assert done.returncode == 0
     assert "verifying" in shown and "60.0k" in shown  # tqdm's bar, with the record count
+
+
+def test_the_log_is_checked_against_its_calls_and_a_raw_edit_is_named_by_its_index(
+    fresh_db: Database,
+) -> None:
+    """A store holding only calls (the switchboard's audit store) verifies its log too (SPEC §15)."""
+    from colibri.checkpointing import adopt
+    from colibri.domains.log.api import log_action
+    from colibri.storage.audit_log import FinishedCall, insert_finished
+
+    adopt(fresh_db)  # the log has begun, as any program that keeps it begins it
+    with fresh_db.atomic() as conn:
+        for n in range(5):
+            row = FinishedCall(f"c{n}", "git.commit", '{"sha256":"00"}', "ok", "ab" * 32, "t", 1.5, "ci")
+            insert_finished(conn, row, log_action)
+    path = str(fresh_db.path)
+    intact = colibri_verify("--db", path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE actions SET principal = 'mallory' WHERE correlation_id = 'c3'")
+    conn.close()
+    edited = colibri_verify("--db", path)
+    assert intact.returncode == 0 and "log entries:      5 checked" in intact.stdout
+    assert edited.returncode == 1
+    assert "log difference:   entry index 3:" in edited.stdout and "BROKEN" in edited.stdout

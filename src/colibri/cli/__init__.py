@@ -86,9 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
     switchboard.add_argument(
         "action",
         nargs="?",
-        choices=["run", "status"],
+        choices=["run", "status", "pins"],
         default="run",
-        help="run (default) serves MCP; status checks every downstream once and prints a table",
+        help="run (default) serves MCP; status checks every downstream once and prints a table; "
+        "pins list | pins approve SERVER.TOOL shows the audit store's tool pins, or approves a changed tool",
+    )
+    switchboard.add_argument("words", nargs="*", metavar="list|approve SERVER.TOOL", help="what pins does")
+    switchboard.add_argument(
+        "--by", metavar="NAME", help="with pins approve: who approves (default: the user running the command)"
     )
     switchboard.add_argument("--config", required=True, metavar="FILE", help="mcpServers JSON config file")
     switchboard.add_argument(
@@ -116,6 +121,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "switchboard":
         from colibri.switchboard.program import run as run_switchboard
 
+        if args.action == "pins":
+            from colibri.switchboard.program import pins_command
+
+            return pins_command(args.config, args.words, args.by)
+        if args.words:
+            print(f"colibri switchboard {args.action}: unexpected {' '.join(args.words)!r}", file=sys.stderr)
+            return EXIT_USAGE
         return run_switchboard(
             args.action, args.config, args.http, no_auth=args.no_auth, metrics=args.metrics, watch=args.watch
         )

@@ -1,5 +1,6 @@
 """Reading `COLIBRI_*` variables, one way everywhere: a choice among fixed values, a path list,
-the message size limit both programs share."""
+the message size limit both programs share, and what both read for the store they write and its
+log (COLIBRI_DB_SYNC, COLIBRI_LOG_ORIGIN, a number of seconds, an optional path)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,13 @@ class ConfigError(ValueError):
     def __init__(self, variable: str, value: str, valid: list[str]) -> None:
         self.variable = variable
         super().__init__(f"{variable}={value!r} is not valid; use one of: {', '.join(valid)}")
+
+
+class DbSync(StrEnum):
+    """COLIBRI_DB_SYNC: how a SQLite store commits (SPEC §1.7)."""
+
+    NORMAL = "normal"
+    FULL = "full"
 
 
 def choice(env: Mapping[str, str], variable: str, enum: type[E], default: str, *, upper: bool = False) -> E:
@@ -46,3 +54,32 @@ def max_message_bytes(env: Mapping[str, str]) -> int:
     if not text.isascii() or not text.isdigit() or not 1024 <= int(text) <= 2**31:
         raise ConfigError(MAX_MESSAGE_VARIABLE, raw, ["a whole number of bytes from 1024 to 2147483648"])
     return int(text)
+
+
+def optional_path(env: Mapping[str, str], variable: str) -> Path | None:
+    raw = env.get(variable)
+    return Path(raw) if raw else None
+
+
+def log_origin(env: Mapping[str, str]) -> str | None:
+    """COLIBRI_LOG_ORIGIN: one line of printable text; None when unset (colibri/<database id>)."""
+    raw = env.get("COLIBRI_LOG_ORIGIN")
+    if raw is None or raw == "":
+        return None
+    if not raw.strip() or not raw.isprintable():
+        raise ConfigError("COLIBRI_LOG_ORIGIN", raw, ["one line of printable text, e.g. example.com/colibri"])
+    return raw
+
+
+def seconds(env: Mapping[str, str], variable: str, default: float) -> float:
+    """A number of seconds greater than 0 (and finite); `default` when unset or blank."""
+    raw = env.get(variable)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise ConfigError(variable, raw, ["a number of seconds greater than 0, e.g. 60"])
+    return value

@@ -5,20 +5,23 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
-from colibri.core.env import DEFAULT_MAX_MESSAGE_BYTES, ConfigError, max_message_bytes, path_list
+from colibri.core.env import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    ConfigError,
+    DbSync,
+    log_origin,
+    max_message_bytes,
+    optional_path,
+    path_list,
+    seconds,
+)
 from colibri.core.env import choice as _choice
 from colibri.core.modes import Mode
 from colibri.serving.logs import LogLevel, level_from_env
 
 __all__ = ["Config", "ConfigError", "DbSync", "LogLevel"]
-
-
-class DbSync(StrEnum):
-    NORMAL = "normal"
-    FULL = "full"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +70,11 @@ class Config:
             db_sync=_choice(env, "COLIBRI_DB_SYNC", DbSync, "normal"),
             db_url=db_url,
             max_message_bytes=max_message_bytes(env),
-            signing_key=_path(env, "COLIBRI_SIGNING_KEY"),
-            log_origin=_origin(env),
-            checkpoint_interval_s=_seconds(env, "COLIBRI_CHECKPOINT_INTERVAL_S", 60.0),
-            checkpoint_export=_path(env, "COLIBRI_CHECKPOINT_EXPORT"),
-            witness_policy=_path(env, "COLIBRI_WITNESS_POLICY"),
+            signing_key=optional_path(env, "COLIBRI_SIGNING_KEY"),
+            log_origin=log_origin(env),
+            checkpoint_interval_s=seconds(env, "COLIBRI_CHECKPOINT_INTERVAL_S", 60.0),
+            checkpoint_export=optional_path(env, "COLIBRI_CHECKPOINT_EXPORT"),
+            witness_policy=optional_path(env, "COLIBRI_WITNESS_POLICY"),
         )
 
 
@@ -90,30 +93,3 @@ def signing_key_problem(config: Config) -> str | None:
         "one in. Make one with `colibri key generate --name NAME --out FILE`, keep FILE off the "
         "database machine, and set COLIBRI_SIGNING_KEY=FILE on every replica"
     )
-
-
-def _path(env: Mapping[str, str], variable: str) -> Path | None:
-    raw = env.get(variable)
-    return Path(raw) if raw else None
-
-
-def _origin(env: Mapping[str, str]) -> str | None:
-    raw = env.get("COLIBRI_LOG_ORIGIN")
-    if raw is None or raw == "":
-        return None
-    if not raw.strip() or not raw.isprintable():
-        raise ConfigError("COLIBRI_LOG_ORIGIN", raw, ["one line of printable text, e.g. example.com/colibri"])
-    return raw
-
-
-def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:
-    raw = env.get(variable)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise ConfigError(variable, raw, ["a number of seconds greater than 0, e.g. 60"])
-    return value

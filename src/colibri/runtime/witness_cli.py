@@ -9,16 +9,16 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
+from colibri.checkpointing.witnessing import Runner, Submitter
 from colibri.core.database import Database
 from colibri.domains.log.policy import WitnessPolicy
-from colibri.runtime.witnessing import Runner, Submitter
 
 T = TypeVar("T")
 
 
 async def submit_once(db: Database, policy: WitnessPolicy, export_dir: Path | None) -> None:
     """Submit the latest checkpoint to every witness at once; each stores what it gets back."""
-    from colibri.runtime.witness_http import client
+    from colibri.checkpointing.witness_http import client
 
     run = _runner(db)
     async with client() as http, anyio.create_task_group() as tasks:

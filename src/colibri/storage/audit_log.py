@@ -12,7 +12,8 @@ every server runs (SPEC §14: within 1 s), or by the next call that takes the lo
 
 A row that reaches its final outcome is handed to the verifiable log's appender (`on_finished`,
 domains/log through the chain) in the same transaction, and never changes after that: closing
-a row only applies to a row still `running`.
+a row only applies to a row still `running`. The rows' SQL is audit_rows.py's, which the
+switchboard's audit store shares; 0025 (audit_outcomes.py) adds the switchboard's outcomes.
 """
 
 from __future__ import annotations
@@ -22,15 +23,35 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Protocol
 
 from colibri.core.clock import utc_now
 from colibri.core.errors import StorageError
 from colibri.core.modes import writes_allowed
 from colibri.core.state import ServerState
 from colibri.storage import Connection, Database, Migration
+from colibri.storage.audit_outcomes import SQLITE as GATEWAY_OUTCOMES
+from colibri.storage.audit_rows import (
+    FinishedCall,
+    LogAction,
+    close_running,
+    insert_finished,
+    mark_interrupted,
+    not_logged,
+    open_running,
+)
 from colibri.storage.errors import BusyError
+
+__all__ = [
+    "MIGRATIONS",
+    "AuditLog",
+    "FinishedCall",
+    "LogAction",
+    "close_running",
+    "digest",
+    "insert_finished",
+    "mark_interrupted",
+    "open_running",
+]
 
 log = logging.getLogger("colibri.audit")
 
@@ -61,49 +82,12 @@ MIGRATIONS = [
     ),
     # The OpenTelemetry trace of the call (SPEC §17), when it was traced; not part of its log entry.
     Migration("0020_actions_trace_id", ("ALTER TABLE actions ADD COLUMN trace_id TEXT",)),
+    GATEWAY_OUTCOMES,  # timeout and unavailable, for the switchboard's calls (audit_outcomes.py)
 ]
 
 
 # Rows waiting for the lock; beyond this (a database locked for a long time) the oldest are dropped.
 MAX_LATER_ROWS = 10_000
-
-
-@dataclass(frozen=True, slots=True)
-class FinishedCall:
-    """A call answered without the database, to be recorded whole later."""
-
-    correlation_id: str
-    tool: str
-    arguments: str
-    outcome: str
-    result_hash: str | None  # None for a denied call: it produced no result of its own
-    started_at: str
-    duration_ms: float
-    principal: str
-    trace_id: str | None = None
-
-
-class LogAction(Protocol):
-    """Appends a finished action to the verifiable log inside the caller's transaction."""
-
-    def __call__(  # noqa: PLR0917 - positional in the order the audit row holds them
-        self,
-        conn: Connection,
-        sequence_no: int,
-        correlation_id: str,
-        tool: str,
-        arguments: str,
-        outcome: str,
-        result_sha256: str | None,
-        started_at: str,
-        duration_ms: float | None,
-        principal: str,
-        /,
-    ) -> object: ...
-
-
-def _not_logged(*_: object) -> object:
-    return None
 
 
 def digest(arguments: str) -> str:
@@ -114,7 +98,7 @@ def digest(arguments: str) -> str:
 class AuditLog:
     """Writes audit events for the chain; raises `StorageError` for the stage to report."""
 
-    def __init__(self, state: ServerState, on_finished: LogAction = _not_logged) -> None:
+    def __init__(self, state: ServerState, on_finished: LogAction = not_logged) -> None:
         self._state = state
         self._on_finished = on_finished
         self._later: list[FinishedCall] = []
@@ -144,12 +128,7 @@ class AuditLog:
                 "audit-enter %s %s arguments=%s by %s", tool, correlation_id, digest(arguments), principal
             )
             return None
-        cursor = db.execute(
-            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id)"
-            " VALUES (?, ?, ?, 'running', ?, ?, ?)",
-            (correlation_id, tool, arguments, started_at or utc_now(), principal, trace_id),
-        )
-        return cursor.lastrowid
+        return open_running(db, correlation_id, tool, arguments, principal, started_at or utc_now(), trace_id)
 
     def exit(self, sequence_no: int | None, outcome: str, result_hash: str, duration_ms: float) -> None:
         db = self._db()
@@ -157,26 +136,7 @@ class AuditLog:
             log.debug("audit-exit #%s %s %s %.3fms", sequence_no, outcome, result_hash, duration_ms)
             return
         with _transaction(db) as conn:
-            row = conn.execute(
-                "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ?"
-                " WHERE sequence_no = ? AND outcome = 'running'"
-                " RETURNING correlation_id, tool, arguments, started_at, principal",
-                (outcome, result_hash, duration_ms, sequence_no),
-            ).fetchone()
-            if row is not None:
-                correlation_id, tool, arguments, started_at, principal = row
-                self._on_finished(
-                    conn,
-                    sequence_no,
-                    correlation_id,
-                    tool,
-                    arguments,
-                    outcome,
-                    result_hash,
-                    started_at,
-                    duration_ms,
-                    principal,
-                )
+            close_running(conn, sequence_no, outcome, result_hash, duration_ms, self._on_finished)
 
     def denied(self, correlation_id: str, tool: str, principal: str, trace_id: str | None = None) -> bool:
         """A refusal is decided on the event loop, outside the lock: its row waits for `flush_later`,
@@ -220,35 +180,8 @@ class AuditLog:
             return
         try:
             with db.atomic() as conn:
-                for r in rows:
-                    cursor = conn.execute(
-                        "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash,"
-                        " started_at, duration_ms, principal, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            r.correlation_id,
-                            r.tool,
-                            r.arguments,
-                            r.outcome,
-                            r.result_hash,
-                            r.started_at,
-                            r.duration_ms,
-                            r.principal,
-                            r.trace_id,
-                        ),
-                    )
-                    assert cursor.lastrowid is not None
-                    self._on_finished(
-                        conn,
-                        cursor.lastrowid,
-                        r.correlation_id,
-                        r.tool,
-                        r.arguments,
-                        r.outcome,
-                        r.result_hash,
-                        r.started_at,
-                        r.duration_ms,
-                        r.principal,
-                    )
+                for row in rows:
+                    insert_finished(conn, row, self._on_finished)
         except StorageError as exc:
             if not isinstance(exc, BusyError):
                 log.error("audit sink failed writing %d row(s) of inline calls: %s", len(rows), exc)
@@ -256,19 +189,6 @@ class AuditLog:
             log.warning("database busy: %d audit row(s) of inline calls wait for the next try", len(rows))
             with self._later_lock:
                 self._later[:0] = rows[-MAX_LATER_ROWS:]
-
-
-def mark_interrupted(db: Database, on_finished: LogAction = _not_logged) -> int:
-    """Rows left `running` by a process that died can never finish: say so, and log them."""
-    with db.atomic() as conn:
-        rows = conn.execute(
-            "UPDATE actions SET outcome = 'interrupted' WHERE outcome = 'running'"
-            " RETURNING sequence_no, correlation_id, tool, arguments, outcome, result_hash, started_at,"
-            " duration_ms, principal"
-        ).fetchall()
-        for row in sorted(rows, key=lambda row: int(row[0])):
-            on_finished(conn, *row)
-        return len(rows)
 
 
 @contextmanager

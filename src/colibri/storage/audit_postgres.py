@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from colibri.storage.audit_log import MIGRATIONS
+from colibri.storage.audit_outcomes import POSTGRES as GATEWAY_OUTCOMES
 from colibri.storage.migrations import Migration
 
 # The same table on PostgreSQL: same names; serial keys and PostgreSQL's types.
@@ -25,4 +26,5 @@ POSTGRES_MIGRATIONS: list[Migration] = [
     ),
     MIGRATIONS[1],
     MIGRATIONS[2],  # 0020_actions_trace_id: the same DDL on PostgreSQL
+    GATEWAY_OUTCOMES,
 ]

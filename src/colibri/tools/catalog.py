@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from colibri.core.modes import Mode
 from colibri.core.spec import Tool
-from colibri.domains import access, log, proofs, skills, system, tasks, trail
+from colibri.domains import access, log, pins, proofs, skills, system, tasks, trail
 from colibri.storage import Migration
 from colibri.storage.audit_log import MIGRATIONS as AUDIT_MIGRATIONS
 from colibri.storage.audit_postgres import POSTGRES_MIGRATIONS as AUDIT_POSTGRES_MIGRATIONS
@@ -28,6 +28,7 @@ MIGRATIONS: list[Migration] = sorted(
         *trail.MIGRATIONS,
         *log.MIGRATIONS,
         *access.MIGRATIONS,
+        *pins.MIGRATIONS,
     ],
     key=lambda migration: migration.name,
 )
@@ -41,6 +42,7 @@ POSTGRES_MIGRATIONS: list[Migration] = sorted(
         *trail.POSTGRES_MIGRATIONS,
         *log.POSTGRES_MIGRATIONS,
         *access.POSTGRES_MIGRATIONS,
+        *pins.POSTGRES_MIGRATIONS,
     ],
     key=lambda migration: migration.name,
 )

@@ -38,6 +38,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("log_checkpoints", "id"),
     ("log_cosignatures", "checkpoint_id, witness_key"),
     ("log_witnesses", "witness_key"),
+    ("tool_pins", "tool"),
 )
 # Serial keys whose counter must continue after the copied rows (PostgreSQL sequences).
 COUNTERS = (

@@ -1,6 +1,9 @@
-"""`colibri verify`: check a database file offline, read-only — the chain and every seal.
+"""`colibri verify`: check a database file offline, read-only — the chain, every seal, and the
+verifiable log (its stored tree against its entries, each entry against its record or call row,
+so a raw edit of an `actions` row — the switchboard's audit store holds only those — is found and
+its log index named).
 
-Exit codes: 0 everything verifies, 1 any break (chain or seal), 2 the file cannot be used.
+Exit codes: 0 everything verifies, 1 any break (chain, seal or log), 2 the file cannot be used.
 The summary goes to stdout; a progress bar goes to stderr when it is a terminal and the
 file is large.
 """
@@ -15,7 +18,10 @@ from typing import Never
 
 from tqdm import tqdm
 
+from colibri.core.database import Database
 from colibri.core.errors import DomainError, StorageError
+from colibri.domains.log.models import LogStatus
+from colibri.domains.log.status import log_status
 from colibri.domains.proofs.repository import sealed_sessions
 from colibri.domains.proofs.seals import compare
 from colibri.domains.trail.repository import read_head_or_genesis
@@ -41,9 +47,11 @@ def run_verify(db_path: str, session_id: str | None) -> int:
     except StorageError as exc:
         print(f"colibri verify: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
+    log = None
     try:
         if session_id is None:
             report, scope = _verify_all(conn, path), WHOLE_CHAIN
+            log = verify_log(conn, parallel=True)
         else:
             report, scope = (
                 verify(conn, session_id=session_id),
@@ -61,8 +69,19 @@ def run_verify(db_path: str, session_id: str | None) -> int:
         return EXIT_UNUSABLE
     finally:
         conn.close()
-    print_summary(path, scope, report, time.perf_counter() - started)
-    return EXIT_VALID if report.valid else EXIT_BROKEN
+    print_summary(path, scope, report, time.perf_counter() - started, log)
+    return EXIT_VALID if report.valid and (log is None or log.valid) else EXIT_BROKEN
+
+
+def verify_log(db: Database, *, parallel: bool = False) -> LogStatus | None:
+    """The verifiable log rechecked; None for a store whose log has not begun: older than the log,
+    or written since without a program that keeps it (whose next start adopts what it holds)."""
+    if db.execute(db.dialect.table_exists, ("log_meta",)).fetchone() is None:
+        return None
+    started = db.execute("SELECT adopted FROM log_meta WHERE id = 1").fetchone()
+    if started is None or not started[0]:
+        return None
+    return log_status(db, parallel=parallel)
 
 
 def _open(path: Path) -> SQLiteDatabase:
@@ -117,7 +136,9 @@ def _progress_bar(total: int) -> tqdm[Never]:
     return tqdm(total=total, unit="rec", unit_scale=True, file=sys.stderr, disable=quiet, desc="verifying")
 
 
-def print_summary(path: Path | str, scope: str, report: Report, seconds: float) -> None:
+def print_summary(
+    path: Path | str, scope: str, report: Report, seconds: float, log: LogStatus | None = None
+) -> None:
     rate = f", {report.checked / seconds:,.0f} records/s" if seconds > 0 and report.checked else ""
     sealed_bad = [seal for seal in report.seals if not seal.valid]
     head_label = "chain head:" if scope == WHOLE_CHAIN else "session head:"
@@ -142,7 +163,19 @@ def print_summary(path: Path | str, scope: str, report: Report, seconds: float) 
         for seal in report.seals
         if not seal.stored_tree_intact
     ]
-    verdict = "VALID" if report.valid else "BROKEN — the records no longer match their hashes or seals"
+    if log is not None:
+        lines.append(f"log entries:      {log.size:,} checked against their records and calls, and the tree")
+        if log.first_difference is not None:
+            difference = log.first_difference
+            lines.append(f"log difference:   entry index {difference.index}: {difference.reason}")
+        elif not log.tree_matches_entries:
+            lines.append("log tree:         the stored tree no longer matches the entries")
+    if not report.valid:
+        verdict = "BROKEN — the records no longer match their hashes or seals"
+    elif log is not None and not log.valid:
+        verdict = "BROKEN — the log no longer matches the records and calls it logs"
+    else:
+        verdict = "VALID"
     lines.append(f"result:           {verdict}")
     print("\n".join(lines))
 

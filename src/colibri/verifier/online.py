@@ -18,7 +18,7 @@ from colibri.domains.trail.scan import scan_range
 from colibri.domains.trail.verify import Report, check_anchor, verify
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from colibri.storage import open_database
-from colibri.verifier.offline import WHOLE_CHAIN, print_summary
+from colibri.verifier.offline import WHOLE_CHAIN, print_summary, verify_log
 
 
 def verify_store(db: Database) -> Report:
@@ -41,9 +41,11 @@ def run_verify_url(url: str, session_id: str | None) -> int:
     except StorageError as exc:
         print(f"colibri verify: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    log = None
     try:
         if session_id is None:
             report, scope = verify_store(db), WHOLE_CHAIN
+            log = verify_log(db)
         else:
             report = verify(db, session_id=session_id)
             scope = f"session {session_id} (and the chain it is linked into)"
@@ -55,5 +57,5 @@ def run_verify_url(url: str, session_id: str | None) -> int:
         return EXIT_USAGE
     finally:
         db.close()
-    print_summary(str(db), scope, report, time.perf_counter() - started)
-    return EXIT_OK if report.valid else EXIT_FAILED
+    print_summary(str(db), scope, report, time.perf_counter() - started, log)
+    return EXIT_OK if report.valid and (log is None or log.valid) else EXIT_FAILED

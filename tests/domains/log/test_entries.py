@@ -9,7 +9,8 @@ import rfc8785
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colibri.domains.log.entries import action_entry, action_json, es_number, stored_action_entry
+from colibri.core.jcs import es_number
+from colibri.domains.log.entries import action_entry, action_json, stored_action_entry
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
 

@@ -6,7 +6,7 @@
 The JCS text is written out in sorted key order (all keys are ASCII, so code-unit order is
 plain `sorted`), strings through the stdlib's non-ASCII-escaping C encoder (as
 trail/canonical.py explains, that is JCS for strings), and numbers as ECMAScript prints
-them (`es_number`), which is what RFC 8785 §3.2.2.3 prescribes. A hypothesis test holds
+them (`es_number`, core/jcs.py), which is what RFC 8785 §3.2.2.3 prescribes. A hypothesis test holds
 `action_json` to the `rfc8785` package.
 
 `stored_action_entry` is the verifier's form: it takes the values as stored, whatever was
@@ -19,42 +19,12 @@ import hashlib
 import math
 from json.encoder import encode_basestring
 
+from colibri.core.jcs import es_number
+
 LOCAL_PRINCIPAL = "local"  # every call over stdio; authenticated principals arrive with HTTP serving
 
 _q = encode_basestring
 _sha256 = hashlib.sha256
-
-
-def es_number(value: float) -> str:
-    """A finite number as ECMAScript's Number.prototype.toString prints it (RFC 8785 §3.2.2.3)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{value!r} is not a number")
-    if isinstance(value, int):
-        return str(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{value!r} has no JSON form")
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    # repr gives the shortest digits that round-trip, as ECMAScript's algorithm does.
-    mantissa, _, exponent = repr(abs(value)).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    raw = whole + fraction
-    digits = raw.lstrip("0")
-    point = len(whole) + int(exponent or 0) - (len(raw) - len(digits))  # value = 0.digits × 10**point
-    digits = digits.rstrip("0")
-    k, n = len(digits), point
-    if k <= n <= 21:
-        text = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        text = f"{digits[:n]}.{digits[n:]}"
-    elif -6 < n <= 0:
-        text = "0." + "0" * -n + digits
-    else:
-        e = n - 1
-        head = digits if k == 1 else f"{digits[0]}.{digits[1:]}"
-        text = f"{head}e{'+' if e >= 0 else '-'}{abs(e)}"
-    return sign + text
 
 
 def action_json(  # noqa: PLR0917 - positional in the order the audit row holds them

@@ -9,12 +9,13 @@ from colibri.domains.log import fastcheck, scan, tree
 from colibri.domains.log.models import LogDifference, LogStatus
 
 
-def log_status(db: Database) -> LogStatus:
+def log_status(db: Database, *, parallel: bool = False) -> LogStatus:
     """Rebuild the log's tree from its entries and each entry from its row; when anything
-    differs, a second, exact pass finds the first entry that does."""
+    differs, a second, exact pass finds the first entry that does. `parallel` lets the fast pass
+    spread a large SQLite log over worker processes (a command, not a server answering a call)."""
     with db.snapshot() as conn:
         size = tree.size(conn)
-        fast = fastcheck.check(db.path, conn, size, frozenset(), parallel=False)
+        fast = fastcheck.check(db.path, conn, size, frozenset(), parallel=parallel)
         if fast.ok:
             return LogStatus(
                 size=size,

@@ -72,6 +72,10 @@ class SQLiteDatabase:
         self.readonly = readonly
         self._depth = 0
         self._nowait = False
+        # The connection's busy timeout now: a refusal to wait sets it to 0 and leaves it there, so
+        # that a run of refusals (the switchboard's audit writes, quick tools) costs no statement;
+        # the next statement that may wait (outside a transaction) sets it back first (`_may_wait`).
+        self._busy_ms = BUSY_TIMEOUT_MS
         self._checkpointer: Checkpointer | None = None
 
     @property
@@ -126,8 +130,11 @@ class SQLiteDatabase:
         name = f"colibri_{depth}"
         if depth == 0 and self._nowait:
             self._begin_without_waiting()
+        elif depth == 0:
+            self._may_wait()
+            self._run(dialect.BEGIN_WRITE)
         else:
-            self._run(dialect.BEGIN_WRITE if depth == 0 else f"SAVEPOINT {name}")
+            self._run(f"SAVEPOINT {name}")
         self._depth += 1
         try:
             yield self
@@ -162,13 +169,19 @@ class SQLiteDatabase:
             self._nowait = False
 
     def _begin_without_waiting(self) -> None:
-        self._run("PRAGMA busy_timeout = 0")
+        if self._busy_ms:
+            self._run("PRAGMA busy_timeout = 0")
+            self._busy_ms = 0
         try:
             self._run(dialect.BEGIN_WRITE)
         except BusyError:
             raise WouldWait("another process holds the database's write lock") from None
-        finally:
+
+    def _may_wait(self) -> None:
+        """Before a statement that may wait for another writer: the busy timeout is set again."""
+        if not self._busy_ms and not self.conn.in_transaction:
             self._run(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._busy_ms = BUSY_TIMEOUT_MS
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
@@ -178,6 +191,7 @@ class SQLiteDatabase:
         if self.conn.in_transaction:
             yield self
             return
+        self._may_wait()
         self._run(dialect.BEGIN_READ)
         try:
             yield self
@@ -190,15 +204,21 @@ class SQLiteDatabase:
         return self.conn.in_transaction
 
     def execute(self, sql: str, params: Params = ()) -> SQLiteCursor:
+        if not self._busy_ms:
+            self._may_wait()
         with map_exceptions:
             return SQLiteCursor(self.conn.execute(sql, params))
 
     def executemany(self, sql: str, params: Iterable[Params]) -> SQLiteCursor:
+        if not self._busy_ms:
+            self._may_wait()
         with map_exceptions:
             return SQLiteCursor(self.conn.executemany(sql, params))
 
     def tuples(self, sql: str, params: Params = ()) -> SQLiteCursor:
         """Rows as plain tuples: cheaper than `sqlite3.Row` where a query reads many rows."""
+        if not self._busy_ms:
+            self._may_wait()
         cursor = self.conn.cursor()
         cursor.row_factory = None
         with map_exceptions:

@@ -5,9 +5,11 @@ load.py    `load(path)` / `parse(text)`: the file to a `SwitchboardConfig`, or a
            the JSON path of the first problem
 schema.py  the raw file as pydantic checks it, and its first problem said with a did-you-mean
 expand.py  `${VAR}` and `${VAR:-default}` in the fields that start or reach a server
+gateway.py the audited gateway's sections (SPEC §15): audit, pins, auth.policies, rate_limits
 """
 
 from colibri.switchboard.config.expand import expand, expand_servers
+from colibri.switchboard.config.gateway import AuditSpec, Limit, Policy, RateLimits
 from colibri.switchboard.config.load import load, parse
 from colibri.switchboard.config.model import (
     STATUS_TOOL,
@@ -20,8 +22,12 @@ from colibri.switchboard.config.model import (
 
 __all__ = [
     "STATUS_TOOL",
+    "AuditSpec",
     "DeepCheck",
     "HealthPolicy",
+    "Limit",
+    "Policy",
+    "RateLimits",
     "ServerSpec",
     "SwitchboardConfig",
     "Target",

@@ -14,6 +14,7 @@ cross-field rules (a server needs `command` or `url`, fallback targets must name
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -22,8 +23,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from colibri.switchboard.base import ConfigError, json_path
+from colibri.switchboard.config import gateway
 from colibri.switchboard.config.envfile import read_env_file
-from colibri.switchboard.config.expand import expand_servers
+from colibri.switchboard.config.expand import expand, expand_servers
 from colibri.switchboard.config.foreign import set_aside
 from colibri.switchboard.config.model import (
     NAME_PATTERN,
@@ -45,12 +47,15 @@ def load(path: str | Path, environ: Mapping[str, str] | None = None) -> Switchbo
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError("$", f"cannot read the file ({exc}); expected a readable UTF-8 JSON file") from None
-    return parse(text, environ, Path(path).parent)
+    return parse(text, environ, folder=Path(path).parent)
 
 
-def parse(text: str, environ: Mapping[str, str] | None = None, base: Path | None = None) -> SwitchboardConfig:
+def parse(
+    text: str, environ: Mapping[str, str] | None = None, *, folder: Path | None = None
+) -> SwitchboardConfig:
     """Validate the text of a config file, expanding variables from `environ` (default: os.environ);
-    `envFile`s are read relative to `base` (the config file's folder; default: the working folder)."""
+    relative paths in it (`envFile`s, the audit store) are relative to `folder` (default: the working
+    directory)."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -61,17 +66,17 @@ def parse(text: str, environ: Mapping[str, str] | None = None, base: Path | None
         raise ConfigError("$", f'expected a JSON object with "mcpServers", got {kind(raw)}')
     expanded = expand_servers(set_aside(raw, RawFile.model_fields), environ)
     try:
-        parsed = RawFile.model_validate(expanded.raw)
+        parsed = RawFile.model_validate(_expand_audit(expanded.raw, environ))
     except ValidationError as exc:
         raise first_problem(exc) from None
-    return _build(parsed, expanded.hidden, Path.cwd() if base is None else base)
+    return _build(parsed, expanded.hidden, Path.cwd() if folder is None else folder)
 
 
-def _build(parsed: RawFile, hidden: Mapping[str, frozenset[str]], base: Path) -> SwitchboardConfig:
+def _build(parsed: RawFile, hidden: Mapping[str, frozenset[str]], folder: Path) -> SwitchboardConfig:
     globals_ = parsed.health.model_dump(exclude_none=True)
     _check_cooldowns(HealthPolicy(**globals_), "health")
     servers = tuple(
-        _server(name, entry, globals_, hidden.get(name, frozenset()), base)
+        _server(name, entry, globals_, hidden.get(name, frozenset()), folder)
         for name, entry in parsed.mcpServers.items()
     )
     known = {spec.name for spec in servers}
@@ -94,16 +99,45 @@ def _build(parsed: RawFile, hidden: Mapping[str, frozenset[str]], base: Path) ->
                 f"(no dots, not {STATUS_TOOL!r}), so it cannot clash with a namespaced tool",
             )
     startup = {} if parsed.startup_wait_s is None else {"startup_wait_s": parsed.startup_wait_s}
+    audit = None if parsed.audit is None else gateway.audit_spec(parsed.audit, folder)
+    if audit is None and parsed.pins not in (None, "off"):
+        raise ConfigError(
+            "pins", 'needs an audit store, where the pins are kept: add "audit": {"db": "PATH"}'
+        )
     return SwitchboardConfig(
         servers=servers,
         fallbacks=MappingProxyType(fallbacks),
         tokens_file=None if parsed.auth is None else parsed.auth.tokens_file,
+        audit=audit,
+        pins=parsed.pins or ("off" if audit is None else "block"),
+        policies=MappingProxyType(gateway.policies({} if parsed.auth is None else parsed.auth.policies)),
+        rate_limits=gateway.rate_limits(
+            parsed.rate_limits or gateway.RawRateLimits(), lambda name: _names_a_tool(name, known, fallbacks)
+        ),
         **startup,
     )
 
 
+def _names_a_tool(name: str, servers: set[str], fallbacks: Mapping[str, object]) -> bool:
+    """Whether `name` is something the switchboard routes: server.tool, a capability, server:method."""
+    server, colon, method = name.partition(":")
+    if colon:
+        return server in servers and method in ("resources/read", "prompts/get")
+    server, dot, tool = name.partition(".")
+    return name in fallbacks or (bool(dot) and bool(tool) and server in servers)
+
+
+def _expand_audit(raw: dict[str, Any], environ: Mapping[str, str] | None) -> dict[str, Any]:
+    """`${VAR}` in the audit store's URL, which may hold a password."""
+    audit = raw.get("audit")
+    if not isinstance(audit, dict) or not isinstance(audit.get("db_url"), str):
+        return raw
+    env = os.environ if environ is None else environ
+    return {**raw, "audit": {**audit, "db_url": expand(audit["db_url"], ("audit", "db_url"), env)}}
+
+
 def _server(
-    name: str, entry: RawServer, globals_: dict[str, Any], hidden: frozenset[str], base: Path
+    name: str, entry: RawServer, globals_: dict[str, Any], hidden: frozenset[str], folder: Path
 ) -> ServerSpec:
     where = ("mcpServers", name)
     if not NAME_PATTERN.match(name):
@@ -122,7 +156,7 @@ def _server(
         raise ConfigError(
             _path(where), '"args", "env", "envFile" and "cwd" apply to stdio servers only, not to a "url"'
         )
-    from_file = {} if entry.envFile is None else read_env_file(name, entry.envFile, base)
+    from_file = {} if entry.envFile is None else read_env_file(name, entry.envFile, folder)
     if entry.command is not None and entry.headers:
         raise ConfigError(_path((*where, "headers")), 'headers apply to "url" servers only')
     if entry.type is not None and (entry.type == "stdio") != (entry.command is not None):

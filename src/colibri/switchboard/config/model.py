@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from colibri.switchboard.config.gateway import AuditSpec, Policy, RateLimits
+
 STATUS_TOOL = "switchboard_status"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -100,6 +102,12 @@ class SwitchboardConfig:
     # How long the first tools/list (and early calls) wait for every downstream's first verdict.
     startup_wait_s: float = 10.0
     tokens_file: str | None = None
+    # The audited gateway (SPEC §15, gateway.py): the store every routed call is recorded in, what
+    # a changed tool definition meets, who may call what, and how often.
+    audit: AuditSpec | None = None
+    pins: Literal["block", "warn", "off"] = "off"
+    policies: Mapping[str, Policy] = field(default_factory=lambda: MappingProxyType({}))
+    rate_limits: RateLimits = field(default_factory=RateLimits)
 
     def server(self, name: str) -> ServerSpec:
         return next(spec for spec in self.servers if spec.name == name)

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from colibri.switchboard.base import ConfigError, json_path
+from colibri.switchboard.config.gateway import KEYS as GATEWAY_KEYS
+from colibri.switchboard.config.gateway import PinMode, RawAudit, RawPolicy, RawRateLimits
 
 # Finite: `Infinity` (which JSON parsers accept) as a timeout would let a call hang forever.
 Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -74,6 +76,7 @@ class RawServer(_Strict):
 
 class _Auth(_Strict):
     tokens_file: Annotated[str, Field(min_length=1)]
+    policies: dict[str, RawPolicy] = {}  # SPEC §15 (gateway.py)
 
 
 class RawFile(_Strict):
@@ -82,6 +85,10 @@ class RawFile(_Strict):
     health: _Health = _Health()
     auth: _Auth | None = None
     startup_wait_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    # The audited gateway (SPEC §15, gateway.py)
+    audit: RawAudit | None = None
+    pins: PinMode | None = None
+    rate_limits: RawRateLimits | None = None
 
 
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -92,6 +99,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "deep": tuple(_Deep.model_fields),
     "tools": tuple(_Tools.model_fields),
     "auth": tuple(_Auth.model_fields),
+    **GATEWAY_KEYS,
 }
 
 
@@ -150,6 +158,14 @@ def _section(loc: tuple[Any, ...]) -> str:
             return "tools"
         case ("auth",):
             return "auth"
+        case ("auth", "policies", _):
+            return "policy"
+        case ("audit",):
+            return "audit"
+        case ("rate_limits",):
+            return "rate_limits"
+        case ("rate_limits", "per_token") | ("rate_limits", "per_tool", _):
+            return "limit"
     return "file"
 
 

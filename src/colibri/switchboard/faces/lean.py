@@ -8,8 +8,8 @@ non-idempotent call, filtering, the observers, the same envelopes) and, on a std
 sent down its lean lane (downstream/lanes.py). It is routed and sent from the pipe's callback and
 answered from the downstream's, with no task in between: the route says what to do next, this lane
 does it. A task serves a call only where something must wait — the first verdicts, a downstream
-without a lean lane, or an observer that must finish before the answer goes (an audit row
-committed first). Everything else — the handshake, lists,
+without a lean lane, or an observer that must finish before the call is sent or the answer goes
+(an audit row that had to wait for the store). Everything else — the handshake, lists,
 `switchboard_status`, malformed input, arguments that are not an object, resources, prompts,
 relays — goes to the SDK as before.
 
@@ -37,7 +37,7 @@ from colibri.switchboard.base import DownstreamError, ResultT, jsonlines, spans
 from colibri.switchboard.faces.lean_caller import LeanCall, LeanCaller, valid_id
 from colibri.switchboard.faces.lean_wire import Wire, answer_body, outcome_of, stamped
 from colibri.switchboard.faces.rounds import InputRounds, capabilities_of
-from colibri.switchboard.routing import Answer, Attempt, Route, Switchboard
+from colibri.switchboard.routing import Answer, Attempt, Clearing, Route, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -169,9 +169,12 @@ class ClientLane:
         with self._guarded(call, route):
             self._go(call, route, route.start())
 
-    def _go(self, call: LeanCall, route: Route, step: Attempt | Answer) -> None:
+    def _go(self, call: LeanCall, route: Route, step: Attempt | Clearing | Answer) -> None:
         caller = self._caller(call)
-        while isinstance(step, Attempt):
+        while not isinstance(step, Answer):
+            if isinstance(step, Clearing):  # an observer must finish before it is sent: a task waits
+                self._spawn(call, self._serve(call, step))
+                return
             attempt, tool = step, step.target.tool
             done = partial(self._answered, call, route, attempt)
             try:
@@ -273,7 +276,7 @@ class ClientLane:
             body = {"result": stamped(body["result"], self._server_info)}
         self.send({"jsonrpc": "2.0", "id": call.request_id} | body)
 
-    async def _serve(self, call: LeanCall, step: Attempt | None = None) -> None:
+    async def _serve(self, call: LeanCall, step: Attempt | Clearing | None = None) -> None:
         """The call, driven by awaiting: after the first verdicts, or on a downstream with no lean lane."""
         try:
             if call.route is None:  # sent before its servers' first verdicts: wait for them (bounded)

@@ -51,7 +51,7 @@ def build_server(board: Switchboard) -> Gateway:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         await board.started()
-        return types.ListToolsResult(tools=board.tools())
+        return types.ListToolsResult(tools=board.tools(principal_of(ctx)))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -88,12 +88,12 @@ def build_server(board: Switchboard) -> Gateway:
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=passthrough.resources())
+        return types.ListResourcesResult(resources=passthrough.resources(principal_of(ctx)))
 
     async def list_templates(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=passthrough.templates())
+        return types.ListResourceTemplatesResult(resource_templates=passthrough.templates(principal_of(ctx)))
 
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
@@ -122,7 +122,7 @@ def build_server(board: Switchboard) -> Gateway:
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=passthrough.prompts())
+        return types.ListPromptsResult(prompts=passthrough.prompts(principal_of(ctx)))
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams

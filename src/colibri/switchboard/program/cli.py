@@ -23,6 +23,7 @@ from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from colibri.serving.hosts import is_loopback
 from colibri.serving.http_limits import HttpLimits
 from colibri.serving.secret_files import refuse_if_others_may_write
+from colibri.switchboard.audit import AuditStore, AuditStoreError, StoreOptions, open_store
 from colibri.switchboard.base import ConfigError
 from colibri.switchboard.config import SwitchboardConfig, load
 from colibri.switchboard.downstream import CONNECT_TIMEOUT_S
@@ -81,10 +82,16 @@ def run(
             refuse_if_others_may_write(Path(options.tokens))
         except UnsafeFile as exc:
             return _usage(str(exc))
+    store = None
+    if config.audit is not None:
+        try:
+            store = open_store(config.audit, StoreOptions.from_env(os.environ))
+        except (EnvError, AuditStoreError) as exc:
+            return _usage(str(exc))
 
     def serve() -> None:
         with tracing.traced("colibri-switchboard"):
-            anyio.run(_serve, config, options)
+            anyio.run(_serve, config, options, store)
 
     return served("switchboard", serve)
 
@@ -118,17 +125,17 @@ def _auth_refusal(host: str, config: SwitchboardConfig, no_auth: bool) -> str | 
     return None
 
 
-async def _serve(config: SwitchboardConfig, options: Serving) -> None:
-    board, metrics = board_for(config)
+async def _serve(config: SwitchboardConfig, options: Serving, store: AuditStore | None) -> None:
+    gateway = board_for(config, store, options.config_path)
     if options.http is None:
-        await serve_stdio(board, metrics, options)
+        await serve_stdio(gateway, options)
     else:
-        await serve_http(board, metrics, options)
+        await serve_http(gateway, options)
 
 
 async def _status(config: SwitchboardConfig) -> int:
     """Connect to every downstream, let each have its first verdict, print the table."""
-    board, _ = board_for(config)
+    board = board_for(config).board
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
         await board.settled(_settle_timeout(config))

@@ -1,7 +1,9 @@
 """Hot reload (SPEC §12): SIGHUP, or a change of the file with `--watch`, applies the new config.
 
 The file is read and validated first; an invalid file is refused with its reason logged and the
-running config stays. A valid one is handed to `Switchboard.apply`, which changes only what differs.
+running config stays. A valid one is handed to `Switchboard.apply`, which changes only what differs
+(policies, rate limits and the pins mode included); the audit store stays the one the switchboard
+started with, and a changed audit section says so.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ async def reload_from(board: Switchboard, path: str) -> bool:
     except ConfigError as exc:
         log.error("reload refused, the running config stays: %s: %s", path, exc)
         return False
+    if config.audit != board.config.audit:
+        # The store is opened (and its key checked) before anything is served; it is not swapped live.
+        log.warning(
+            "the audit section changed; calls are still recorded in %s until the switchboard restarts",
+            board.config.audit or "no audit store",
+        )
     await board.apply(config)
     return True
 

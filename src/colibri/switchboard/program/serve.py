@@ -1,12 +1,17 @@
 """Running the switchboard: the board, its reloads and its faces together, over stdio or HTTP.
 
-The observers every routed call passes are composed here, once (`observers`): metrics now; policy,
-rate limits and audit are added to the same list, in the order they must run.
+The observers every routed call passes are composed here, once (`observers`), in the order each is
+asked: who may call what, a changed tool withheld, how often, the audit row (SPEC §15), metrics.
+With an audit store its duties run beside the board, and it is closed (its shutdown checkpoint
+made) after the last answer.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import anyio
 from starlette.applications import Starlette
@@ -19,6 +24,7 @@ from colibri.serving.listen import listen
 from colibri.serving.sessions import cap_sessions
 from colibri.serving.signals import DRAIN_GRACE_S
 from colibri.serving.stdio import run_stdio
+from colibri.switchboard.audit import Audit, AuditStore, Pins
 from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.faces import (
     SERVER_NAME,
@@ -32,24 +38,69 @@ from colibri.switchboard.faces import (
     token_check,
 )
 from colibri.switchboard.program.reload import watch
-from colibri.switchboard.routing import Observer, Switchboard
+from colibri.switchboard.routing import Limiter, Observer, Policies, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
 
 
-def observers(metrics: Metrics) -> list[Observer]:
+@dataclass(slots=True)
+class Gateway:
+    """The board and what observes it: its metrics, and with an audit store, the store and pins."""
+
+    board: Switchboard
+    metrics: Metrics
+    store: AuditStore | None = None
+    pins: Pins | None = None
+
+    @asynccontextmanager
+    async def kept(self) -> AsyncIterator[None]:
+        """The store's duties while serving inside; the store closed after (its last rows, then the
+        shutdown checkpoint), however the block ends."""
+        if self.store is None:
+            yield
+            return
+        try:
+            async with anyio.create_task_group() as duties:
+                duties.start_soon(self.store.keep)
+                if self.pins is not None:
+                    duties.start_soon(self.pins.follow)
+                yield
+                duties.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.store.close()
+
+
+def observers(
+    config: SwitchboardConfig, metrics: Metrics, audit: Audit | None, pins: Pins | None
+) -> list[Observer]:
     """Every observer of the routed calls, in the order each is asked (the first refusal wins)."""
-    return [metrics]
+    chosen: list[Observer] = [Policies(config)]
+    if pins is not None:
+        chosen.append(pins)
+    chosen.append(Limiter(config))
+    if audit is not None:
+        chosen.append(audit)
+    return [*chosen, metrics]
 
 
-def board_for(config: SwitchboardConfig) -> tuple[Switchboard, Metrics]:
+def board_for(config: SwitchboardConfig, store: AuditStore | None = None, config_path: str = "") -> Gateway:
     metrics = Metrics()
-    return Switchboard(config, observers=observers(metrics)), metrics
+    audit = pins = None
+    if store is not None:
+        audit = Audit(store.writer)
+        pins = Pins(store.writer, config.pins, store.pins, config_path)
+    board = Switchboard(config, observers=observers(config, metrics, audit, pins))
+    return Gateway(board, metrics, store, pins)
 
 
-async def serve_stdio(board: Switchboard, metrics: Metrics, serving: Serving | None = None) -> None:
+async def serve_stdio(gateway: Gateway, serving: Serving | None = None) -> None:
     """Serve on stdin/stdout until stdin closes or a signal arrives."""
-    serving = serving or Serving(config_path="")
+    async with gateway.kept():
+        await _serve_stdio(gateway.board, gateway.metrics, serving or Serving(config_path=""))
+
+
+async def _serve_stdio(board: Switchboard, metrics: Metrics, serving: Serving) -> None:
     server = build_server(board)
     options = server.create_initialization_options()
     board_scope = anyio.CancelScope()
@@ -104,8 +155,13 @@ async def serve_stdio(board: Switchboard, metrics: Metrics, serving: Serving | N
         tasks.cancel_scope.cancel()
 
 
-async def serve_http(board: Switchboard, metrics: Metrics, options: Serving) -> None:
+async def serve_http(gateway: Gateway, options: Serving) -> None:
     """Serve Streamable HTTP at http://HOST:PORT/mcp (and the probes) until SIGINT or SIGTERM."""
+    async with gateway.kept():
+        await _serve_http(gateway.board, gateway.metrics, options)
+
+
+async def _serve_http(board: Switchboard, metrics: Metrics, options: Serving) -> None:
     assert options.http is not None
     host, port = options.http
     limits = options.http_limits

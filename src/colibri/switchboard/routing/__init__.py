@@ -6,14 +6,18 @@ router.py       the tools listed (`server.tool`, fallback capabilities, `switchb
                 `Route` each tools/call takes
 route.py        one tools/call from admission to answer, on every lane: fallbacks, never repeating a
                 call that may have acted, SERVICE_UNAVAILABLE with every reason, the observers' moments
+failures.py     what a route says when an entry fails or cannot take the call
 observers.py    the seam every routed request passes: `RoutedCall`, `Answer`, and the `Observer`s that
-                may refuse it, hold its answer or see it go (metrics now; policy, rate limits, audit)
+                may refuse it, hide a name, hold its sending or its answer, or see it go
 passthrough.py  resources, templates, prompts, completion, logging
 asked.py        a resources/read or prompts/get through the observers' moments
+policy.py       `Policies`: what each token may see and call (auth.policies)
+limits.py       `Limiter`: how often a token and a tool may be called (rate_limits)
 status.py       what `switchboard_status` returns
 """
 
 from colibri.switchboard.routing.board import Switchboard
+from colibri.switchboard.routing.limits import RATE_LIMITED, Limiter
 from colibri.switchboard.routing.observers import (
     LOCAL,
     Answer,
@@ -24,15 +28,21 @@ from colibri.switchboard.routing.observers import (
     Tried,
 )
 from colibri.switchboard.routing.passthrough import Passthrough
-from colibri.switchboard.routing.route import Attempt, Route
+from colibri.switchboard.routing.policy import TOOL_NOT_ADMITTED, Policies
+from colibri.switchboard.routing.route import Attempt, Clearing, Route
 
 __all__ = [
     "LOCAL",
+    "RATE_LIMITED",
+    "TOOL_NOT_ADMITTED",
     "Answer",
     "Attempt",
+    "Clearing",
+    "Limiter",
     "Observer",
     "Outcome",
     "Passthrough",
+    "Policies",
     "Refusal",
     "Route",
     "RoutedCall",

@@ -1,11 +1,15 @@
 """A resources/read or prompts/get through the observers' moments, as route.py takes a tools/call.
 
-One server answers it (no fallbacks): the observers may refuse it, hold its answer, and see it go,
-with what was asked of which server and what it came to, like any routed call.
+One server answers it (no fallbacks). Which server is found first (`call.server`), so that the
+observers know the request as `server:resources/read` or `server:prompts/get`: they may refuse it,
+hold its sending (the audit's row opened first) and its answer, and see it go, with what was asked
+of which server and what it came to, like any routed call. Their refusal is a JSON-RPC error
+whose message starts with its code.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
@@ -16,7 +20,9 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 
 from colibri.switchboard.base import CallTimedOut, DownstreamError, PeerError, ResultT
 from colibri.switchboard.downstream import Downstream
-from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall, Tried
+from colibri.switchboard.routing.observers import Answer, Observers, Outcome, Refusal, RoutedCall, Tried
+
+log = logging.getLogger("colibri.switchboard")
 
 # Which server a request goes to, and its name there (the URI, or the prompt without its prefix);
 # raises `MCPError` when there is none (unknown, or not routable).
@@ -33,9 +39,15 @@ async def asked(
     """Ask the owner `request(name there)`; its JSON-RPC errors pass through, others name the server."""
     try:
         answer = await _answer(observers, call, owner, request, result_type)
-        waiting = observers.before_answer(call, answer)
-        if waiting is not None:
-            await waiting
+        try:
+            waiting = observers.before_answer(call, answer)
+            if waiting is not None:
+                await waiting
+        except Exception as exc:
+            log.exception("an observer failed before the answer to %s", call.subject)
+            retry = {"retryable": True} if getattr(exc, "retryable", False) else None
+            failed = MCPError(INTERNAL_ERROR, f"HANDLER_ERROR: {exc}", retry)
+            answer = Answer(Outcome.ERROR, error=failed, tried=answer.tried)
     except anyio.get_cancelled_exc_class():
         observers.after_answer(call, Answer(Outcome.CANCELLED))
         raise
@@ -53,15 +65,20 @@ async def _answer(
     request: Callable[[str], types.ClientRequest],
     result_type: type[ResultT],
 ) -> Answer:
-    refusal = observers.admit(call)
-    if refusal is not None:
-        refused = MCPError(INVALID_REQUEST, f"{refusal.code}: {refusal.message}", refusal.details or None)
-        return Answer(Outcome.DENIED, error=refused)
     try:
         downstream, name = owner()
     except MCPError as exc:
         unavailable = exc.error.code == INTERNAL_ERROR  # SERVICE_UNAVAILABLE; else it is unknown
         return Answer(Outcome.UNAVAILABLE if unavailable else Outcome.DENIED, error=exc)
+    call.server = downstream.name
+    refusal = observers.admit(call)
+    if refusal is not None:
+        return Answer(Outcome.DENIED, error=_refused(refusal))
+    said = observers.before_send(call, call.subject)
+    if said is not None and not isinstance(said, Refusal):
+        said = await said
+    if said is not None:
+        return Answer(Outcome.ERROR, error=_refused(said))
     started = time.perf_counter()
     try:
         result = await downstream.request(request(name), result_type)
@@ -74,6 +91,10 @@ async def _answer(
         )
     tried = Tried(downstream.name, name, "ok", time.perf_counter() - started)
     return Answer(Outcome.OK, result, tried=(tried,))
+
+
+def _refused(refusal: Refusal) -> MCPError:
+    return MCPError(INVALID_REQUEST, f"{refusal.code}: {refusal.message}", refusal.details or None)
 
 
 def _failed(downstream: Downstream, name: str, started: float, outcome: str, error: MCPError) -> Answer:

@@ -6,7 +6,6 @@ Independent of the faces that serve it (faces/); the clock, the downstream conne
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -58,6 +57,7 @@ class Switchboard:
         self._published = self._signatures()
         self.notified: Notified | None = None
         self.default_caller: Callable[[], Caller | None] = lambda: None
+        self.observers.attach(self._mark_changed)
         for downstream in self.downstreams.values():
             self._adopt(downstream)
 
@@ -65,9 +65,14 @@ class Switchboard:
         name = downstream.name
         self.observers.joined(name, downstream.machine.state)
         downstream.machine.subscribe(lambda transition: self.observers.moved(name, transition))
-        downstream.on_change(self._mark_changed)
+        downstream.on_change(lambda: self._changed_at(downstream))
         downstream.notified = self._notified
         downstream.default_caller = self._default_caller
+
+    def _changed_at(self, downstream: Downstream) -> None:
+        # Its tools are shown to the observers first (pins): what is listed next takes their word.
+        self.observers.listed(downstream.name, downstream.tools)
+        self._mark_changed()
 
     def _default_caller(self) -> Caller | None:
         # Read at the time of the request: the MCP adapter sets `default_caller` after construction.
@@ -145,8 +150,11 @@ class Switchboard:
         # The router and the passthrough hold this very mapping: change it in place.
         self.downstreams.clear()
         self.downstreams.update(ordered)
+        if config.policies != self.config.policies:
+            self._published["tools"] = ()  # each principal's list may differ now: announce it
         self.config = config
         self.router.fallbacks = config.fallbacks
+        self.observers.reconfigured(config)
         for name, downstream in ordered.items():
             if name not in kept:
                 self._start(downstream)
@@ -164,8 +172,8 @@ class Switchboard:
             for downstream in self.downstreams.values():
                 await downstream.settled.wait()
 
-    def tools(self) -> list[types.Tool]:
-        return self.router.tools()
+    def tools(self, principal: str | None = None) -> list[types.Tool]:
+        return self.router.tools(principal)
 
     def route(self, name: str, arguments: dict[str, Any] | None, principal: str = LOCAL) -> Route:
         """The way of one tools/call, from admission to answer; every lane's calls take one."""
@@ -212,7 +220,7 @@ class Switchboard:
     def status(self) -> dict[str, Any]:
         status = snapshot(self.downstreams.values(), self.config.fallbacks)
         status["resource_clashes"] = self.passthrough.clashes()
-        return status
+        return status | self.observers.report()
 
     def _mark_changed(self) -> None:
         self._changed.set()
@@ -239,10 +247,8 @@ class Switchboard:
     def _signatures(self) -> dict[str, tuple[str, ...]]:
         passthrough = self.passthrough
         return {
-            "tools": tuple(
-                f"{tool.name} {json.dumps(tool.input_schema, sort_keys=True, default=str)}"
-                for tool in self.tools()
-            ),
+            # The whole definition: a description changed behind a pin (served with "warn") is news too.
+            "tools": tuple(tool.model_dump_json(by_alias=True, exclude_none=True) for tool in self.tools()),
             "resources": tuple(r.uri for r in passthrough.resources())
             + tuple(t.uri_template for t in passthrough.templates()),
             "prompts": tuple(prompt.name for prompt in passthrough.prompts()),

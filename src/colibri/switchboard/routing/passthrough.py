@@ -22,6 +22,7 @@ from colibri.switchboard.routing.asked import asked
 from colibri.switchboard.routing.observers import LOCAL, Observers, RoutedCall
 
 RESOURCE_NOT_FOUND = -32002
+READ, GET = "resources/read", "prompts/get"  # the methods observers see, as server:method
 
 
 class Passthrough:
@@ -31,25 +32,32 @@ class Passthrough:
         self._downstreams = downstreams
         self._observers = observers or Observers()
 
-    def _routable(self) -> list[Downstream]:
-        return [downstream for downstream in self._downstreams.values() if downstream.machine.routable]
+    def _routable(self, principal: str | None = None, method: str = "") -> list[Downstream]:
+        """The routable servers, less those whose `method` the observers hide from `principal`."""
+        hides = self._observers.hides
+        return [
+            downstream
+            for downstream in self._downstreams.values()
+            if downstream.machine.routable
+            and not (method and hides(principal, f"{downstream.name}:{method}"))
+        ]
 
     # --- resources -------------------------------------------------------------------------------
 
-    def resources(self) -> list[types.Resource]:
+    def resources(self, principal: str | None = None) -> list[types.Resource]:
         seen: set[str] = set()
         listed: list[types.Resource] = []
-        for downstream in self._routable():
+        for downstream in self._routable(principal, READ):
             for resource in downstream.catalog.resources:
                 if resource.uri not in seen:
                     seen.add(resource.uri)
                     listed.append(resource)
         return listed
 
-    def templates(self) -> list[types.ResourceTemplate]:
+    def templates(self, principal: str | None = None) -> list[types.ResourceTemplate]:
         seen: set[str] = set()
         listed: list[types.ResourceTemplate] = []
-        for downstream in self._routable():
+        for downstream in self._routable(principal, READ):
             for template in downstream.catalog.templates:
                 if template.uri_template not in seen:
                     seen.add(template.uri_template)
@@ -97,7 +105,7 @@ class Passthrough:
         def request(uri: str) -> types.ClientRequest:
             return types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri))
 
-        call = RoutedCall(uri, {"uri": uri}, principal, "resources/read")
+        call = RoutedCall(uri, {"uri": uri}, principal, READ)
         return await asked(
             self._observers, call, lambda: (self.owner(uri), uri), request, types.ReadResourceResult
         )
@@ -116,10 +124,10 @@ class Passthrough:
 
     # --- prompts ---------------------------------------------------------------------------------
 
-    def prompts(self) -> list[types.Prompt]:
+    def prompts(self, principal: str | None = None) -> list[types.Prompt]:
         return [
             prompt.model_copy(update={"name": f"{downstream.name}.{prompt.name}"})
-            for downstream in self._routable()
+            for downstream in self._routable(principal, GET)
             for prompt in downstream.catalog.prompts
         ]
 
@@ -146,7 +154,7 @@ class Passthrough:
                 params=types.GetPromptRequestParams(name=prompt, arguments=arguments)
             )
 
-        call = RoutedCall(name, dict(arguments or {}), principal, "prompts/get")
+        call = RoutedCall(name, {"name": name, "arguments": dict(arguments or {})}, principal, GET)
         return await asked(
             self._observers, call, lambda: self._prompt_owner(name), request, types.GetPromptResult
         )

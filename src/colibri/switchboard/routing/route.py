@@ -6,7 +6,10 @@ lane (faces/lean.py) drives the same methods from the pipe's callbacks, with no 
 Either way the rules are here once:
 
     start()          the switchboard's own answer (switchboard_status, UNKNOWN_TOOL), else the
-                     observers' admission (policy, rate limits), else the first entry that admits it
+                     observers' admission (policy, rate limits, pins), else the first entry that
+                     admits it (healthy, not hidden from the caller) and that the observers clear
+                     to send (the audit's row opened first): an `Attempt`, or a `Clearing` one to
+                     `clear()` by awaiting
     answered()       an entry answered: its result goes back unchanged
     failed()         an entry failed: the next entry only when the call never arrived or may be
                      repeated (idempotent), else UPSTREAM_TIMEOUT / UPSTREAM_ERROR; a downstream's
@@ -34,8 +37,6 @@ from mcp.shared.exceptions import MCPError
 from colibri.switchboard.base import (
     HANDLER_ERROR,
     SERVICE_UNAVAILABLE,
-    UPSTREAM_ERROR,
-    UPSTREAM_TIMEOUT,
     Caller,
     CallTimedOut,
     DownstreamError,
@@ -45,7 +46,15 @@ from colibri.switchboard.base import (
 from colibri.switchboard.config import STATUS_TOOL, Target
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.health import Ticket
-from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall, Tried
+from colibri.switchboard.routing.failures import reason, upstream_error
+from colibri.switchboard.routing.observers import (
+    Answer,
+    Observers,
+    Outcome,
+    Refusal,
+    RoutedCall,
+    Tried,
+)
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -63,6 +72,17 @@ class Attempt:
     downstream: Downstream
     ticket: Ticket
     started: float
+
+
+@dataclass(slots=True)
+class Clearing:
+    """An attempt the observers have not cleared yet: send it once `waiting` says None."""
+
+    attempt: Attempt
+    waiting: Awaitable[Refusal | None]
+
+
+Step = Attempt | Clearing | Answer
 
 
 class Route:
@@ -94,18 +114,23 @@ class Route:
 
     # --- deciding ----------------------------------------------------------------------------------
 
-    def start(self) -> Attempt | Answer:
+    def start(self) -> Step:
         own = self._own(self.call.name, self._found)
         if own is not None:
             return own
         refusal = self._observers.admit(self.call)
         if refusal is not None:
-            details = {"tool": self.call.name} | refusal.details
-            envelope = envelopes.error(
-                refusal.code, refusal.message, schemas=self._schemas(self._chain), **details
-            )
-            return Answer(Outcome.DENIED, envelope)
+            return self._refused(refusal, Outcome.DENIED)
         return self._entry()
+
+    async def clear(self, held: Clearing) -> Attempt | Answer:
+        """Wait until the observers clear a held attempt: it is sent, or the call stops unsent."""
+        try:
+            refusal = await held.waiting
+        except BaseException:
+            held.attempt.downstream.machine.release(held.attempt.ticket)
+            raise
+        return held.attempt if refusal is None else self._stopped(held.attempt, refusal)
 
     def answered(self, attempt: Attempt, result: Result) -> Answer:
         """The entry answered; its result goes back unchanged."""
@@ -113,7 +138,7 @@ class Route:
         self._tried_at(attempt, "tool_error" if failed else "ok")
         return Answer(Outcome.TOOL_ERROR if failed else Outcome.OK, result, tried=tuple(self._tried))
 
-    def failed(self, attempt: Attempt, exc: DownstreamError) -> Attempt | Answer:
+    def failed(self, attempt: Attempt, exc: DownstreamError) -> Step:
         """The entry failed: on to the next, or the answer for the client."""
         if isinstance(exc, PeerError):
             self._tried_at(attempt, "error")
@@ -124,21 +149,24 @@ class Route:
         self._tried_at(attempt, "timeout" if timed_out else "error")
         rest = self._chain[self._next :]
         if exc.sent and not (rest and target.tool in attempt.downstream.spec.idempotent):
-            envelope = _upstream_error(self.call.name, target, exc, rest, self._schemas(self._chain))
+            envelope = upstream_error(self.call.name, target, exc, rest, self._schemas(self._chain))
             return Answer(Outcome.TIMEOUT if timed_out else Outcome.ERROR, envelope, tried=tuple(self._tried))
         # It never reached the server, or repeating it is harmless: on to the next entry.
         done = "retried, it is idempotent" if exc.sent else "it never reached the server"
-        self._reasons.append(_reason(target, f"{target} failed ({exc.message}); {done}"))
+        self._reasons.append(reason(target, f"{target} failed ({exc.message}); {done}"))
         return self._entry()
 
     def crashed(self, exc: Exception) -> Answer:
         """The switchboard failed routing the call (the caller logged it): HANDLER_ERROR, as an answer
         like any other, never a crash of the lane."""
+        # An observer that failed may say the call can be retried (nothing was sent: the audit's).
+        retry = {"retryable": True} if getattr(exc, "retryable", False) else {}
         envelope = envelopes.error(
             HANDLER_ERROR,
             f"the switchboard failed: {exc}",
             schemas=self._schemas(self._chain),
             tool=self.call.name,
+            **retry,
         )
         return Answer(Outcome.ERROR, envelope, tried=tuple(self._tried))
 
@@ -164,7 +192,7 @@ class Route:
 
     # --- driving it by awaiting ------------------------------------------------------------------
 
-    async def run(self, caller: Caller | None, *, raw: bool, step: Attempt | Answer | None = None) -> Answer:
+    async def run(self, caller: Caller | None, *, raw: bool, step: Step | None = None) -> Answer:
         """Send to each entry in turn, awaiting its answer; returns once the answer may go.
 
         With `raw`, a downstream's result comes back as its JSON object, untouched (the lean lane).
@@ -183,11 +211,14 @@ class Route:
             raise
         return answer
 
-    async def _awaited(self, caller: Caller | None, raw: bool, step: Attempt | Answer | None) -> Answer:
+    async def _awaited(self, caller: Caller | None, raw: bool, step: Step | None) -> Answer:
         try:
             if step is None:
                 step = self.start()
-            while isinstance(step, Attempt):
+            while not isinstance(step, Answer):
+                if isinstance(step, Clearing):
+                    step = await self.clear(step)
+                    continue
                 attempt = step
                 downstream, ticket, tool = attempt.downstream, attempt.ticket, attempt.target.tool
                 arguments = self.call.arguments
@@ -210,26 +241,36 @@ class Route:
 
     # --- the chain -------------------------------------------------------------------------------
 
-    def _entry(self) -> Attempt | Answer:
+    def _entry(self) -> Step:
         """The next entry that admits the call, or SERVICE_UNAVAILABLE with every reason."""
         while self._next < len(self._chain):
             target = self._chain[self._next]
             self._next += 1
             downstream = self._downstreams.get(target.server)
             if downstream is None:  # removed by a reload since the call began
-                self._reasons.append(_reason(target, f"{target.server} is no longer in the config"))
+                self._reasons.append(reason(target, f"{target.server} is no longer in the config"))
                 continue
             if self._lacks(target):
                 self._reasons.append(
-                    _reason(target, f"{target.server} does not offer a tool named {target.tool!r}")
+                    reason(target, f"{target.server} does not offer a tool named {target.tool!r}")
                 )
+                continue
+            hidden = self._observers.hides(self.call.principal, str(target))
+            if hidden is not None:
+                self._reasons.append(reason(target, hidden))
                 continue
             ticket = downstream.machine.admit()
             if ticket is None:
-                self._reasons.append(_reason(target, downstream.machine.why_not()))
+                self._reasons.append(reason(target, downstream.machine.why_not()))
                 self._tried.append(Tried(target.server, target.tool, "refused", 0.0))
                 continue
-            return Attempt(target, downstream, ticket, time.perf_counter())
+            attempt = Attempt(target, downstream, ticket, time.perf_counter())
+            said = self._observers.before_send(self.call, str(target))
+            if said is None:
+                return attempt
+            if isinstance(said, Refusal):
+                return self._stopped(attempt, said)
+            return Clearing(attempt, said)
         envelope = envelopes.error(
             SERVICE_UNAVAILABLE,
             f"{self.call.name} is unavailable: {'; '.join(r['reason'] for r in self._reasons)}. "
@@ -240,36 +281,18 @@ class Route:
         )
         return Answer(Outcome.UNAVAILABLE, envelope, tried=tuple(self._tried))
 
+    def _refused(self, refusal: Refusal, outcome: Outcome) -> Answer:
+        details = {"tool": self.call.name} | refusal.details
+        schemas = self._schemas(self._chain)
+        envelope = envelopes.error(refusal.code, refusal.message, schemas=schemas, **details)
+        return Answer(outcome, envelope, tried=tuple(self._tried))
+
+    def _stopped(self, attempt: Attempt, refusal: Refusal) -> Answer:
+        """An observer would not let the attempt go (the audit row could not be written): nothing is
+        sent, the ticket goes back, and the call ends with the refusal."""
+        attempt.downstream.machine.release(attempt.ticket)
+        return self._refused(refusal, Outcome.ERROR)
+
     def _tried_at(self, attempt: Attempt, outcome: str) -> None:
         target = attempt.target
         self._tried.append(Tried(target.server, target.tool, outcome, time.perf_counter() - attempt.started))
-
-
-def _upstream_error(
-    name: str,
-    target: Target,
-    exc: DownstreamError,
-    rest: tuple[Target, ...],
-    schemas: list[dict[str, Any] | None],
-) -> types.CallToolResult:
-    timed_out = isinstance(exc, CallTimedOut)
-    what = "did not answer in time" if timed_out else "failed after the request was sent"
-    message = f"{target} {what} ({exc.message}); it may have acted"
-    if rest:
-        message += (
-            f", so the call was not repeated on {', '.join(str(t) for t in rest)}: "
-            f"{target.tool!r} is not marked idempotent for {target.server} in the config"
-        )
-    return envelopes.error(
-        UPSTREAM_TIMEOUT if timed_out else UPSTREAM_ERROR,
-        message,
-        schemas=schemas,
-        tool=name,
-        server=target.server,
-        repeated=False,
-        failure=exc.kind,
-    )
-
-
-def _reason(target: Target, reason: str) -> dict[str, str]:
-    return {"target": str(target), "reason": reason}

@@ -55,27 +55,32 @@ class Router:
         self._status = status
         self._observers = observers or Observers()
 
-    def tools(self) -> list[types.Tool]:
-        """What tools/list shows now."""
+    def tools(self, principal: str | None = None) -> list[types.Tool]:
+        """What tools/list shows `principal` now (None: what any principal may be shown)."""
+        hides = self._observers.hides
         listed = [STATUS]
         for downstream in self._downstreams.values():
             if downstream.machine.routable:
-                listed.extend(
-                    tool.model_copy(update={"name": f"{downstream.name}.{tool.name}"})
-                    for tool in downstream.tools.values()
-                )
+                for tool in downstream.tools.values():
+                    name = f"{downstream.name}.{tool.name}"
+                    if hides(principal, name) is None:
+                        listed.append(tool.model_copy(update={"name": name}))
         for capability, chain in self.fallbacks.items():
-            tool = self._first_listed(chain)
-            if tool is not None:
+            first = None if hides(principal, capability) else self._first_listed(chain, principal)
+            if first is not None:
                 routes = ", ".join(str(target) for target in chain)
-                description = f"{tool.description or ''} (served by the first healthy of: {routes})".strip()
-                listed.append(tool.model_copy(update={"name": capability, "description": description}))
+                description = f"{first.description or ''} (served by the first healthy of: {routes})".strip()
+                listed.append(first.model_copy(update={"name": capability, "description": description}))
         return listed
 
-    def _first_listed(self, chain: tuple[Target, ...]) -> types.Tool | None:
+    def _first_listed(self, chain: tuple[Target, ...], principal: str | None) -> types.Tool | None:
         for target in chain:
             downstream = self._downstreams[target.server]
-            if downstream.machine.routable and target.tool in downstream.tools:
+            if (
+                downstream.machine.routable
+                and target.tool in downstream.tools
+                and self._observers.hides(principal, str(target)) is None
+            ):
                 return downstream.tools[target.tool]
         return None
 

@@ -6,7 +6,8 @@ N; a 409 answer's size restarts it from the witness's size; a 200 answer's cosig
 against the witness's key and stored with the checkpoint (and the exported file is written again
 with it). Anything else (no answer, a refusal, garbage, a cosignature that does not verify) is
 logged and recorded for `colibri checkpoint --status`, and the witness is tried again later, with
-backoff. Nothing here holds the chain's lock while it waits for a witness, so no call waits for one.
+backoff. Nothing here holds the store's lock (the `Runner`'s) while it waits for a witness, so no call waits
+for one.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from colibri.core.clock import utc_now
 from colibri.core.database import Connection, Database
+from colibri.core.errors import StorageError
 from colibri.domains.log import cosigned, store, tree
 from colibri.domains.log.cosignature import timestamp_of
 from colibri.domains.log.notary import Notary, export
@@ -38,8 +40,14 @@ MAX_CONFLICTS = 4  # 409 answers in a row before the submission counts as failed
 SIZE_TYPE = "text/x.tlog.size"
 
 
+class StoreClosed(StorageError):
+    """The store a `Runner` works on has been closed: the duties that use it are over."""
+
+
 class Runner(Protocol):
-    """Runs `work` on the store where it may: the server's chain lock and worker, or the CLI's own."""
+    """Runs `work` on the store where it may: under the owner's lock, off the event loop (a server's
+    chain lock and worker, the switchboard's audit writer, the CLI's own connection). Raises
+    `StoreClosed` once the store is closed."""
 
     def __call__(self, work: Callable[[Database], T]) -> Awaitable[T]: ...
 
@@ -117,7 +125,7 @@ class Submitter:
         return False
 
     async def _submit(self, latest: StoredCheckpoint, old: int) -> str | None:
-        from colibri.runtime.witness_http import WitnessUnreachable, post
+        from colibri.checkpointing.witness_http import WitnessUnreachable, post
 
         url = f"{self.witness.url}/add-checkpoint"
         for _ in range(MAX_CONFLICTS):

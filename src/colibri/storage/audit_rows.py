@@ -1,0 +1,162 @@
+"""Rows of the `actions` table, written inside the caller's transaction, each finished row with
+its log entry (`on_finished`, the verifiable log's appender): a row opened `running` and closed
+with its outcome, a finished row written whole, and the sweep of rows a dead process left running.
+
+`colibri serve` writes them through its chain (audit_log.py); the switchboard's audit store
+(SPEC §15) through its own writer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from colibri.core.database import Connection, Database
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedCall:
+    """A call answered without the database, to be recorded whole later."""
+
+    correlation_id: str
+    tool: str
+    arguments: str
+    outcome: str
+    result_hash: str | None  # None for a denied call: it produced no result of its own
+    started_at: str
+    duration_ms: float
+    principal: str
+    trace_id: str | None = None  # the OpenTelemetry trace the call belonged to (SPEC §17)
+
+
+class LogAction(Protocol):
+    """Appends a finished action to the verifiable log inside the caller's transaction."""
+
+    def __call__(  # noqa: PLR0917 - positional in the order the audit row holds them
+        self,
+        conn: Connection,
+        sequence_no: int,
+        correlation_id: str,
+        tool: str,
+        arguments: str,
+        outcome: str,
+        result_sha256: str | None,
+        started_at: str,
+        duration_ms: float | None,
+        principal: str,
+        /,
+    ) -> object: ...
+
+
+def not_logged(*_: object) -> object:
+    return None
+
+
+def open_running(  # noqa: PLR0917 - positional in the order the audit row holds them
+    conn: Connection,
+    correlation_id: str,
+    tool: str,
+    arguments: str,
+    principal: str,
+    started_at: str,
+    trace_id: str | None = None,
+) -> int:
+    """Open a call's row, `running`, before the call runs; returns its sequence_no."""
+    cursor = conn.execute(
+        "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id)"
+        " VALUES (?, ?, ?, 'running', ?, ?, ?)",
+        (correlation_id, tool, arguments, started_at, principal, trace_id),
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def close_running(  # noqa: PLR0917 - positional in the order the audit row holds them
+    conn: Connection,
+    sequence_no: int,
+    outcome: str,
+    result_hash: str | None,
+    duration_ms: float,
+    on_finished: LogAction = not_logged,
+) -> bool:
+    """Close a row still `running` with its outcome, and log it, inside the caller's transaction.
+    False when the row was not running (closed already, or swept as interrupted)."""
+    row = conn.execute(
+        "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ?"
+        " WHERE sequence_no = ? AND outcome = 'running'"
+        " RETURNING correlation_id, tool, arguments, started_at, principal",
+        (outcome, result_hash, duration_ms, sequence_no),
+    ).fetchone()
+    if row is None:
+        return False
+    correlation_id, tool, arguments, started_at, principal = row
+    on_finished(
+        conn,
+        sequence_no,
+        correlation_id,
+        tool,
+        arguments,
+        outcome,
+        result_hash,
+        started_at,
+        duration_ms,
+        principal,
+    )
+    return True
+
+
+def insert_finished(conn: Connection, row: FinishedCall, on_finished: LogAction = not_logged) -> int:
+    """Write a finished call's row whole, and its log entry, inside the caller's transaction;
+    returns its sequence_no."""
+    cursor = conn.execute(
+        "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at,"
+        " duration_ms, principal, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            row.correlation_id,
+            row.tool,
+            row.arguments,
+            row.outcome,
+            row.result_hash,
+            row.started_at,
+            row.duration_ms,
+            row.principal,
+            row.trace_id,
+        ),
+    )
+    sequence_no = cursor.lastrowid
+    assert sequence_no is not None
+    on_finished(
+        conn,
+        sequence_no,
+        row.correlation_id,
+        row.tool,
+        row.arguments,
+        row.outcome,
+        row.result_hash,
+        row.started_at,
+        row.duration_ms,
+        row.principal,
+    )
+    return sequence_no
+
+
+def mark_interrupted(
+    db: Database, on_finished: LogAction = not_logged, tools_like: tuple[str, ...] = ()
+) -> int:
+    """Rows left `running` by a process that died can never finish: say so, and log them.
+
+    `tools_like` (LIKE patterns) limits the sweep to one program's rows, so that a program sharing
+    the store sweeps only its own (the switchboard's tools are `server.tool` or `server:method`;
+    `colibri serve`'s never hold a dot or a colon)."""
+    where = " OR ".join("tool LIKE ?" for _ in tools_like)
+    with db.atomic() as conn:
+        rows = conn.execute(
+            "UPDATE actions SET outcome = 'interrupted' WHERE outcome = 'running'"
+            + (f" AND ({where})" if where else "")
+            + " RETURNING sequence_no, correlation_id, tool, arguments, outcome, result_hash, started_at,"
+            " duration_ms, principal",
+            tools_like,
+        ).fetchall()
+        for row in sorted(rows, key=lambda row: int(row[0])):
+            on_finished(conn, *row)
+        return len(rows)

@@ -1,0 +1,32 @@
+"""The audited gateway (SPEC §15): every routed call in a Colibri store's signed log, and the pins
+that guard against a downstream that silently changes what a tool does.
+
+store.py     `open_store`: the store opened, checked, migrated and signed for at start; its duties
+             (grouped writes, checkpoints, witnesses) and its close
+writer.py    `Writer`: every write, at once on the event loop when the store allows, else grouped
+             in the writer's thread (group commit)
+rows.py      `Audit`, the observer that opens each attempt's row before it is sent and closes it
+             before the answer leaves
+digests.py   what a row keeps of a call: digests of the arguments and the answer, never the content
+pins.py      `Pins`, the observer that pins each tool's definition and withholds a changed one
+approval.py  `colibri switchboard pins list|approve`
+"""
+
+from colibri.switchboard.audit.approval import APPROVE, approve, stored_pins
+from colibri.switchboard.audit.pins import TOOL_CHANGED, Pins
+from colibri.switchboard.audit.rows import Audit, AuditFailed
+from colibri.switchboard.audit.store import AuditStore, AuditStoreError, StoreOptions, open_store
+
+__all__ = [
+    "APPROVE",
+    "TOOL_CHANGED",
+    "Audit",
+    "AuditFailed",
+    "AuditStore",
+    "AuditStoreError",
+    "Pins",
+    "StoreOptions",
+    "approve",
+    "open_store",
+    "stored_pins",
+]

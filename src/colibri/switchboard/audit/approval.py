@@ -1,0 +1,71 @@
+"""`colibri switchboard pins list|approve --config F`: the pins read from the audit store, and a
+changed definition approved by a person — recorded as an `actions` row and log entry
+`switchboard:pins/approve` whose principal is the approver, with the tool and both digests as its
+arguments, in the same transaction as the approval itself.
+"""
+
+from __future__ import annotations
+
+import json
+
+from colibri.core import ids
+from colibri.core.clock import utc_now
+from colibri.core.errors import StorageError
+from colibri.domains.log.api import log_action
+from colibri.domains.pins import api as pins
+from colibri.storage import Database, open_database
+from colibri.storage.audit_log import FinishedCall, insert_finished
+from colibri.storage.migrations import migrate
+from colibri.switchboard.audit.store import AuditStoreError
+from colibri.switchboard.config import AuditSpec
+from colibri.tools.catalog import migrations_for
+
+APPROVE = "switchboard:pins/approve"
+
+
+def stored_pins(spec: AuditSpec) -> list[pins.Pin]:
+    db = _opened(spec)
+    try:
+        with db.snapshot() as conn:
+            return pins.all_pins(conn)
+    except StorageError as exc:
+        raise AuditStoreError(f"audit store {spec}: {exc}") from None
+    finally:
+        db.close()
+
+
+def approve(spec: AuditSpec, tool: str, by: str) -> tuple[pins.Pin, pins.Pin, int]:
+    """Approve the changed definition of `tool`; the pin before and after, and the log index of the
+    approval's entry. `pins.NothingToApprove` when there is nothing to approve."""
+    db = _opened(spec)
+    try:
+        with db.atomic() as conn:
+            before, after = pins.approve(conn, tool, by, utc_now())
+            arguments = json.dumps(
+                {"tool": tool, "previous_sha256": before.sha256, "sha256": after.sha256},
+                sort_keys=True,
+                separators=(",", ":"),
+            )
+            row = FinishedCall(ids.correlation_id(), APPROVE, arguments, "ok", None, utc_now(), 0.0, by)
+            sequence_no = insert_finished(conn, row, log_action)
+            index = conn.execute(
+                "SELECT idx FROM log_entries WHERE kind = 'action' AND ref = ?", (sequence_no,)
+            ).fetchone()[0]
+        return before, after, int(index)
+    except StorageError as exc:
+        raise AuditStoreError(f"audit store {spec}: {exc}") from None
+    finally:
+        db.close()
+
+
+def _opened(spec: AuditSpec) -> Database:
+    try:
+        db = open_database(spec.target)
+    except StorageError as exc:
+        raise AuditStoreError(f"audit store {spec}: {exc}") from None
+    try:
+        migrate(db, migrations_for(db.dialect.name))
+    except StorageError as exc:
+        db.close()
+        raise AuditStoreError(f"audit store {spec}: {exc}") from None
+    return db

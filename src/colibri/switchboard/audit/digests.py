@@ -1,0 +1,63 @@
+"""What the audit store keeps of a routed call's content: digests, never the content (SPEC §15).
+
+A gateway must not copy secrets (tokens in arguments, file contents in results) into its log. A
+row's `arguments` column holds `{"sha256": HEX}`, the SHA-256 of the JCS (RFC 8785) of what was
+asked — a tool's arguments, `{"uri": ...}` for a resource, `{"name": ..., "arguments": ...}` for a
+prompt — and `result_hash` the SHA-256 of the JCS of the result the client received, less the
+fields of the protocol's 2026 era that each era's wire adds or drops on its own (`resultType`,
+`ttlMs`, `cacheScope`), or of the JSON-RPC error object. Anyone holding the arguments or the
+answer recomputes the digest, however their JSON was written, and finds the row.
+
+A tool's pin is the SHA-256 of the JCS of its definition fields (name, title, description,
+inputSchema, outputSchema, annotations), as the downstream listed them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
+
+from colibri.core.jcs import canonical, digest
+
+DEFINITION_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+ERA_FIELDS = frozenset({"resultType", "ttlMs", "cacheScope"})
+
+
+def arguments_column(asked: dict[str, Any] | None) -> str:
+    """The `arguments` column of a routed call: the digest of what was asked, as a JSON object."""
+    return f'{{"sha256":"{digest({} if asked is None else asked)}"}}'
+
+
+def result_digest(result: BaseModel | dict[str, Any] | None, error: MCPError | None = None) -> str | None:
+    """The digest of the answer the client received: a result, or a JSON-RPC error."""
+    if error is not None:
+        shown: dict[str, Any] = {"code": error.error.code, "message": error.error.message}
+        if error.error.data is not None:
+            shown["data"] = error.error.data
+        return digest(shown)
+    if result is None:
+        return None
+    # As the SDK's server writes a result (the lean lane passes the downstream's JSON as it is).
+    shown = (
+        result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if isinstance(result, BaseModel)
+        else result
+    )
+    if not ERA_FIELDS.isdisjoint(shown):
+        shown = {key: value for key, value in shown.items() if key not in ERA_FIELDS}
+    return digest(shown)
+
+
+def definition(tool: types.Tool) -> tuple[str, str]:
+    """A tool's pinned fields as JCS text, and its SHA-256."""
+    listed = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    text = canonical({key: listed[key] for key in DEFINITION_FIELDS if key in listed})
+    return text, digest_of_text(text)
+
+
+def digest_of_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
