@@ -107,7 +107,7 @@ def start() -> Iterator[PostgresServer]:
 
 def _make_template(server: PostgresServer) -> None:
     from colibri.storage.migrations import migrate
-    from colibri.storage.postgres import PostgresDatabase
+    from colibri.storage.postgres.database import PostgresDatabase
     from colibri.tools.catalog import migrations_for
 
     server.admin(f"CREATE DATABASE {TEMPLATE}")
