@@ -10,7 +10,7 @@ from colibri.chain.types import Call, ChainDeps, Envelope, Next
 from colibri.core.envelope_text import to_json
 from colibri.core.errors import StorageError
 from colibri.core.text import printable_tree
-from colibri.storage.audit_log import FinishedCall
+from colibri.storage.audit_later import FinishedCall
 
 log = logging.getLogger("colibri.chain")
 
@@ -47,7 +47,7 @@ class AuditExit:
             self._audit.later(row)
         else:
             try:
-                self._audit.exit(call.sequence_no, outcome, result_hash, duration_ms)
+                self._audit.close_row(call.audit_row, outcome, result_hash, duration_ms)
             except StorageError as exc:
                 log.error("audit sink failed at audit-exit for %s: %s", call.tool_name, exc)
         if log.isEnabledFor(logging.DEBUG):
