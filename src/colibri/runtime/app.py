@@ -9,6 +9,7 @@ import anyio
 
 from colibri import __version__
 from colibri.chain.pipeline import Chain, Reply
+from colibri.chain.worker import in_worker
 from colibri.core.callers import LOCAL, Caller
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
@@ -21,6 +22,7 @@ from colibri.tools import catalog
 log = logging.getLogger("colibri")
 
 PHASE2_WAIT_S = 5.0
+RECONNECT_POLL_S = 0.1  # how often a lost connection is looked at; its backoff decides the tries
 
 
 class App:
@@ -74,7 +76,20 @@ class App:
             return "starting: phase 2 (opening and migrating the database) is still running"
         if state.mode.value == "MINIMAL":
             return "mode MINIMAL: only server_ping and server_health are served"
+        if state.db is not None:
+            return state.db.unavailable()
         return None
+
+    async def keep_connected(self) -> None:
+        """For the life of the server: get a lost database connection back (PostgreSQL), with the
+        store's own backoff, under the chain's lock (the connection is the one calls use)."""
+        while True:
+            await anyio.sleep(RECONNECT_POLL_S)
+            db = self.state.db
+            if db is not None and db.unavailable() is not None:
+                async with self.chain.lock:
+                    if await in_worker(db.reconnect):
+                        log.warning("the database connection is back")
 
     def close(self) -> None:
         self.chain.close()
