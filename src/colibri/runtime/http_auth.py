@@ -27,6 +27,7 @@ from colibri.core.errors import StorageError
 from colibri.domains import access
 from colibri.runtime.app import App
 from colibri.storage import Database, open_database
+from colibri.storage.errors import UnavailableError
 
 log = logging.getLogger("colibri.http")
 
@@ -73,7 +74,12 @@ class DatabaseTokenVerifier:
         with self._lock:
             if self._db is None:
                 self._db = open_database(served.target, readonly=True)
-            return access.authenticate(self._db, token, time.time())
+            try:
+                return access.authenticate(self._db, token, time.time())
+            except UnavailableError:
+                # The connection was lost (a server restart, say): its first reconnection is
+                # immediate; a token is refused only if the database stays out of reach.
+                return access.authenticate(self._db, token, time.time())
 
     def close(self) -> None:
         with self._lock:
