@@ -8,7 +8,8 @@ the machine has no `tc netem`). Requests are not delayed: the added round-trip t
 It counts round trips as it sees them: a turn is the client sending again after the server
 spoke, i.e. one time the client waited for an answer before going on (a pipelined burst of
 statements is one turn). On SIGTERM, or when asked with a line on stdin, it prints
-`turns=N bytes_up=N bytes_down=N` to stdout.
+`turns=N bytes_up=N bytes_down=N per=N,N,...` to stdout (`per`: the turns of each connection
+in the order they opened, so a replica's chain connection can be told from its token checks').
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -25,9 +26,11 @@ class Counts:
     turns: int = 0
     bytes_up: int = 0
     bytes_down: int = 0
+    connections: list[_Connection] = field(default_factory=list)
 
     def line(self) -> str:
-        return f"turns={self.turns} bytes_up={self.bytes_up} bytes_down={self.bytes_down}"
+        per = ",".join(str(c.turns) for c in self.connections) or "0"
+        return f"turns={self.turns} bytes_up={self.bytes_up} bytes_down={self.bytes_down} per={per}"
 
 
 class _Connection:
@@ -36,10 +39,13 @@ class _Connection:
     def __init__(self, counts: Counts) -> None:
         self.counts = counts
         self.server_spoke = False
+        self.turns = 0
+        counts.connections.append(self)
 
     def up(self, size: int) -> None:
         if self.server_spoke:
             self.counts.turns += 1
+            self.turns += 1
             self.server_spoke = False
         self.counts.bytes_up += size
 
