@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 
 import anyio
+import anyio.to_thread
 
 from colibri import __version__
 from colibri.chain.pipeline import Chain, Reply
@@ -46,9 +47,18 @@ class App:
     async def boot(self) -> None:
         """Phase 2; whatever happens, waiting requests are released afterwards."""
         try:
-            await run_phase2(self.state, self.config, self.migrations)
+            async with anyio.create_task_group() as tasks:
+                # The tools' JSON schemas (what tools/list sends) are made meanwhile, in a thread of
+                # their own: phase 2 mostly waits on the disk, and the first tools/list waits for it.
+                tasks.start_soon(anyio.to_thread.run_sync, self._make_schemas)
+                await run_phase2(self.state, self.config, self.migrations)
         finally:
             self.ready.set()
+
+    def _make_schemas(self) -> None:
+        for tool in self.tools.values():
+            tool.input_schema  # noqa: B018 - cached on first use: this is the first use
+            tool.output_schema  # noqa: B018
 
     async def wait_ready(self) -> None:
         with anyio.move_on_after(PHASE2_WAIT_S):
