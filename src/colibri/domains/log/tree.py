@@ -14,12 +14,15 @@ is kept as a hint; the next one reads only the last entry, and the rest when the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from colibri.core.database import Connection
 from colibri.core.merkle import leaf_hash, node_hash
 from colibri.domains.log import rfc9162
 
+T = TypeVar("T")
 RECORD, ACTION = "record", "action"
 _TAIL = "log.tail"
 
@@ -163,7 +166,7 @@ def _stored_subtree(conn: Connection, level: int, index: int) -> bytes:
 
 
 def subtree_reader(conn: Connection) -> rfc9162.SubtreeHash:
-    """The `SubtreeHash` oracle over the stored tree."""
+    """The `SubtreeHash` oracle over the stored tree: one query per subtree asked for."""
 
     def subtree(start: int, count: int) -> bytes:
         level = count.bit_length() - 1
@@ -174,15 +177,68 @@ def subtree_reader(conn: Connection) -> rfc9162.SubtreeHash:
 
 def root(conn: Connection, tree_size: int) -> bytes:
     """The root of the log's first `tree_size` entries."""
-    return rfc9162.range_hash(subtree_reader(conn), 0, tree_size)
+    return _prefetched(conn, lambda subtree: rfc9162.range_hash(subtree, 0, tree_size))
 
 
 def inclusion_path(conn: Connection, index: int, tree_size: int) -> list[bytes]:
-    return rfc9162.inclusion_path(subtree_reader(conn), index, tree_size)
+    return _prefetched(conn, lambda subtree: rfc9162.inclusion_path(subtree, index, tree_size))
 
 
 def consistency_proof(conn: Connection, old_size: int, new_size: int) -> list[bytes]:
-    return rfc9162.consistency_proof(subtree_reader(conn), old_size, new_size)
+    return _prefetched(conn, lambda subtree: rfc9162.consistency_proof(subtree, old_size, new_size))
+
+
+_ANY_HASH = bytes(32)
+
+
+def _prefetched(conn: Connection, compute: Callable[[rfc9162.SubtreeHash], T]) -> T:
+    """`compute` over the stored tree, its O(log n) subtrees read in two queries, not one each.
+
+    Which subtrees the RFC's algorithms ask for depends on the sizes and indexes alone, never on
+    the hashes: a first pass with stand-in hashes learns the list, the second answers from it.
+    """
+    wanted: list[tuple[int, int]] = []
+
+    def asked(start: int, count: int) -> bytes:
+        wanted.append((start, count))
+        return _ANY_HASH
+
+    compute(asked)
+    known = _read_subtrees(conn, wanted)
+    return compute(lambda start, count: known[start, count])
+
+
+def _read_subtrees(conn: Connection, wanted: list[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+    nodes = {
+        node_id(count.bit_length() - 1, start // count): (start, count)
+        for start, count in wanted
+        if count > 1
+    }
+    leaves = sorted({start for start, count in wanted if count == 1})
+    # Both questions go out before either answer is read: one round trip on PostgreSQL.
+    node_rows = _rows_in(conn, "SELECT id, hash FROM log_nodes WHERE id IN ({})", sorted(nodes))
+    leaf_rows = _rows_in(conn, "SELECT idx, entry_hash FROM log_entries WHERE idx IN ({})", leaves)
+    known = {nodes[int(row[0])]: bytes(row[1]) for row in node_rows()}
+    known.update({(int(row[0]), 1): leaf_hash(bytes(row[1])) for row in leaf_rows()})
+    for start, count in wanted:
+        if (start, count) not in known:
+            if count == 1:
+                raise LookupError(f"the log has no entry {start}")
+            level = count.bit_length() - 1
+            raise LookupError(
+                f"the stored log tree lacks the subtree of level {level} at {start >> level}; "
+                "check it with audit_verify_chain or `colibri verify --checkpoint`"
+            )
+    return known
+
+
+def _rows_in(conn: Connection, sql: str, keys: list[int]) -> Callable[[], list[Any]]:
+    """Send the query for these keys now; read its rows when called."""
+    if not keys:
+        return list
+    cursor = conn.tuples(sql.format(",".join("?" * len(keys))), keys)
+    rows = None if conn.dialect.pipelined else cursor.fetchall()
+    return lambda: cursor.fetchall() if rows is None else rows
 
 
 @dataclass(frozen=True, slots=True)
