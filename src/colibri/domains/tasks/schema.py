@@ -7,7 +7,8 @@ from colibri.storage import Migration
 # `tags` holds a JSON array of strings; the tag filter reads it with json_each.
 # `task_history.changes` holds a JSON object {field: {"from": old, "to": new}}.
 # `task_board.version` moves whenever a task or a dependency changes, however it changes (triggers,
-# so an edit outside Colibri counts too): task_next_actions keeps its answer while it holds.
+# so an edit outside Colibri counts too): task_next_actions keeps its answer while it holds. `db
+# copy` does not carry it: the copy's own triggers count the rows the copy writes.
 _BOARD_TABLE = (
     "CREATE TABLE task_board (id INTEGER PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL)",
     "INSERT INTO task_board (id, version) VALUES (1, 0)",
