@@ -62,7 +62,8 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start() -> Iterator[PostgresServer]:
+def start(options: str = "") -> Iterator[PostgresServer]:
+    """The server, for as long as the iterator is open; `options` are more `-c name=value` settings."""
     try:
         import psycopg  # noqa: F401
     except ImportError as exc:
@@ -83,11 +84,11 @@ def start() -> Iterator[PostgresServer]:
             text=True,
         )
         # Durability is not under test here (no test kills the server): skip the fsyncs.
-        options = (
+        settings = (
             f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-            " -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+            f" -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 {options}"
         )
-        pg_ctl = [str(PG_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log")]
+        pg_ctl = [str(PG_BIN / "pg_ctl"), "-D", str(data), "-o", settings, "-l", str(folder / "log")]
         subprocess.run(_as_postgres([*pg_ctl, "-w", "start"]), check=True, capture_output=True, text=True)
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(folder, ignore_errors=True)
@@ -107,7 +108,7 @@ def start() -> Iterator[PostgresServer]:
 
 def _make_template(server: PostgresServer) -> None:
     from colibri.storage.migrations import migrate
-    from colibri.storage.postgres import PostgresDatabase
+    from colibri.storage.postgres.database import PostgresDatabase
     from colibri.tools.catalog import migrations_for
 
     server.admin(f"CREATE DATABASE {TEMPLATE}")

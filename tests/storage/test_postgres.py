@@ -98,13 +98,16 @@ def test_write_transactions_of_two_connections_run_one_at_a_time(postgres_server
 
     def other() -> None:
         entered.wait(5)
-        with second.atomic():
+        with second.atomic() as conn:
+            conn.execute("SELECT 1").fetchone()
             order.append("second")
 
     thread = threading.Thread(target=other)
     thread.start()
     try:
-        with first.atomic():
+        with first.atomic() as conn:
+            # Statements are pipelined: the lock is taken with the transaction's first round trip.
+            conn.execute("SELECT 1").fetchone()
             entered.set()
             time.sleep(0.5)  # the second writer waits for the advisory lock all this time
             order.append("first")

@@ -48,7 +48,7 @@ class AuditExit:
             self._audit.later(row)
         else:
             try:
-                self._audit.exit(call.sequence_no, outcome, result_hash, duration_ms)
+                self._audit.close_row(call.audit_row, outcome, result_hash, duration_ms)
             except StorageError as exc:
                 log.error("audit sink failed at audit-exit for %s: %s", call.tool_name, exc)
         if log.isEnabledFor(logging.DEBUG):

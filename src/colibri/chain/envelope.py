@@ -14,6 +14,7 @@ from colibri.chain.errors import ChainError, HandlerError
 from colibri.chain.types import Envelope
 from colibri.core.errors import DomainError
 from colibri.core.spec import ErrorPattern, Tool
+from colibri.storage.errors import BusyError, UnavailableError
 
 
 def success(data: BaseModel | dict[str, Any]) -> Envelope:
@@ -34,6 +35,9 @@ def from_exception(exc: Exception, tool: Tool) -> Envelope:
     if isinstance(exc, ChainError):
         return chain_error(exc)
     message = str(exc) or type(exc).__name__
+    if isinstance(exc, BusyError | UnavailableError):
+        # The database was locked too long or could not be reached: the same call may well pass.
+        return chain_error(HandlerError(message, exception=type(exc).__name__, retryable=True))
     return chain_error(HandlerError(message, exception=type(exc).__name__))
 
 

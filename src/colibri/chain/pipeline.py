@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 
 import anyio
@@ -12,10 +13,10 @@ from colibri.chain.audit_enter import AuditEnter
 from colibri.chain.audit_exit import AuditExit
 from colibri.chain.dispatch import Dispatch
 from colibri.chain.errors import ChainError
+from colibri.chain.group import BatchFailed, GroupCommit
 from colibri.chain.tool_lock import ToolLock
 from colibri.chain.types import Call, ChainDeps, Envelope, Next, Stage
 from colibri.chain.validate import SchemaValidate
-from colibri.chain.worker import in_worker
 from colibri.core.callers import LOCAL, Caller
 from colibri.core.envelope_text import to_json
 from colibri.core.spec import Tool
@@ -42,10 +43,11 @@ class Chain:
     """Runs one tool call through every stage; a chain error becomes its envelope here."""
 
     def __init__(self, tools: Mapping[str, Tool], state: ServerState) -> None:
-        deps = ChainDeps(
-            tools=tools, state=state, audit=AuditLog(state, log_action), lock=anyio.Lock(fast_acquire=True)
-        )
+        audit, lock = AuditLog(state, log_action), anyio.Lock(fast_acquire=True)
+        group = GroupCommit(state, audit, lock)
+        deps = ChainDeps(tools=tools, state=state, audit=audit, lock=lock, group=group)
         self.lock = deps.lock
+        self._group = group
         self._audit = deps.audit
         self._entry = _compose([stage(deps) for stage in STAGES])
         self._wake: anyio.Event | None = None
@@ -71,8 +73,8 @@ class Chain:
             if not self._audit.pending():
                 self._wake = anyio.Event()
                 await self._wake.wait()
-            async with self.lock:
-                await in_worker(self._audit.flush_later)
+            with suppress(BatchFailed):  # the rows wait for the next attempt
+                await self._group.run(self._audit.flush_later, writes=True)
             if self._audit.pending():  # the database was busy, or more came meanwhile: a little later
                 await anyio.sleep(RETRY_LATER_S)
 

@@ -1,9 +1,9 @@
 """Stage 1 — tool-lock: admission by mode and by the caller\'s scope, then one call at a time, in a
-worker thread.
+worker thread; write calls that wait together share one transaction (chain/group.py).
 
-A quick write tool (`Tool.quick`) with the write lock free runs on the event loop instead: its
-only wait would be for that lock, and the store refuses to wait (`Database.without_waiting`), so
-the call either runs at once or, before anything is written, goes to the worker to wait there.
+A quick write tool (`Tool.quick`) alone with the write lock free runs on the event loop instead:
+its only wait would be for that lock, and the store refuses to wait (`Database.without_waiting`),
+so the call either runs at once or, before anything is written, goes to the worker to wait there.
 
 The system tools (`server_ping`, `server_health`) read only the server's state in memory: they
 are answered at once on the event loop, without the lock, so a long call or a database held by
@@ -13,16 +13,14 @@ the rest of the chain in a worker thread (chain/worker.py).
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from colibri.chain.errors import ToolNotAdmitted, UnknownTool
+from colibri.chain.group import BatchFailed
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
-from colibri.chain.worker import drive, in_worker
+from colibri.chain.worker import drive
 from colibri.core import ids
-from colibri.core.errors import WouldWait
 from colibri.core.modes import ToolClass
-
-
-def _nothing() -> None:
-    return None
 
 
 class ToolLock:
@@ -30,7 +28,7 @@ class ToolLock:
         self._tools = deps.tools
         self._state = deps.state
         self._audit = deps.audit
-        self._lock = deps.lock
+        self._group = deps.group
 
     async def __call__(self, call: Call, call_next: Next) -> Envelope:
         tool = self._tools.get(call.tool_name)
@@ -56,17 +54,17 @@ class ToolLock:
         if tool.tool_class is ToolClass.SYSTEM:
             call.inline = True
             return await call_next(call)
-        async with self._lock:
-            db = self._state.db
-            if tool.quick and db is not None and not self._audit.pending():
-                with db.without_waiting() as refuses_to_wait:
-                    if refuses_to_wait:
-                        try:
-                            return drive(_nothing, call_next(call))
-                        except WouldWait:
-                            pass  # another process writes: wait for it in the worker, not here
+        audit = self._audit
+
+        def work() -> Envelope:
             # Rows of calls answered inline are written first, under the same lock.
-            return await in_worker(drive, self._audit.flush_later, call_next(call))
+            return drive(audit.flush_later, call_next(call))
+
+        try:
+            result: Envelope = await self._group.run(work, writes=tool.writes, quick=tool.quick)
+        except BatchFailed as failed:
+            raise failed.refusal(call.tool_name) from None
+        return result
 
     def _refusal(self, name: str) -> str:
         state = self._state
@@ -83,5 +81,5 @@ class ToolLock:
         """The refusal's row and log entry are committed before the refusal is answered (SPEC §14):
         a client that saw it can count on the record, even if the server is killed right after."""
         if self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal, call.trace_id):
-            async with self._lock:
-                await in_worker(self._audit.flush_later)
+            with suppress(BatchFailed):  # the row waits for the next attempt; the refusal stands
+                await self._group.run(self._audit.flush_later, writes=True)

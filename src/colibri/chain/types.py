@@ -14,8 +14,9 @@ from colibri.core.spec import Tool
 if TYPE_CHECKING:
     import anyio
 
+    from colibri.chain.group import GroupCommit
     from colibri.core.state import ServerState
-    from colibri.storage.audit_log import AuditLog
+    from colibri.storage.audit_log import AuditLog, OpenRow
 
 Envelope = dict[str, Any]
 
@@ -30,7 +31,7 @@ class Call:
     tool: Tool | None = None
     arguments: BaseModel | None = None
     correlation_id: str = ""
-    sequence_no: int | None = None
+    audit_row: OpenRow | None = None  # the `actions` row audit-enter opened
     started: float = 0.0
     started_at: str = ""  # UTC timestamp for the audit row
     inline: bool = False  # answered on the event loop without the lock (the system tools)
@@ -50,6 +51,7 @@ class ChainDeps:
     state: ServerState
     audit: AuditLog
     lock: anyio.Lock
+    group: GroupCommit  # runs calls under `lock`, writes batched into shared transactions
 
 
 class Stage(Protocol):

@@ -201,7 +201,7 @@ def tracing_problem() -> str | None:
 
 def _describe_store(config: Config) -> str:
     if config.db_url is not None:
-        from colibri.storage.postgres.database import redact
+        from colibri.storage.postgres.urls import redact
 
         return redact(config.db_url)
     return str(config.db_path.resolve())

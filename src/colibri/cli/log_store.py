@@ -45,7 +45,7 @@ def log_store(target: Path | str, *, readonly: bool = True) -> Iterator[Database
 
 def shown_url(url: str) -> str:
     """A PostgreSQL URL without its password (the driver is loaded only when a URL is used)."""
-    from colibri.storage.postgres.database import redact
+    from colibri.storage.postgres.urls import redact
 
     return redact(url)
 

@@ -56,6 +56,10 @@ class Dialect(Protocol):
     table_columns: str  # one row per column of the table named by its one parameter; the name first
 
     like: str  # the operator matching a LIKE pattern case-insensitively (ASCII letters at least)
+    # True where, inside a write transaction, a statement is sent without waiting and reading its
+    # result later costs nothing more (PostgreSQL's pipeline); False where results must be read
+    # before the next statement runs (SQLite: a statement not read to its end blocks a SAVEPOINT).
+    pipelined: bool
 
     def next_id(self, table: str, key: str) -> str:
         """One row, one column, no parameter: the number the auto-increment `key` of `table`
@@ -94,6 +98,17 @@ class Connection(Protocol):
 
     def tuples(self, sql: str, params: Params = ()) -> Cursor: ...
 
+    @property
+    def memo(self) -> dict[str, Any]:
+        """Values this write transaction already knows (storage/memo.py): kept until it ends,
+        restored when a savepoint rolls back. Outside a write transaction, a fresh empty dict."""
+        ...
+
+    @property
+    def hints(self) -> dict[str, Any]:
+        """What earlier transactions knew; to be checked against the database before use."""
+        ...
+
 
 class Database(Connection, Protocol):
     """One open database: a connection plus transactions and a lifecycle."""
@@ -113,6 +128,13 @@ class Database(Connection, Protocol):
         """All or nothing; the outermost level serialises writers, inner levels nest."""
         ...
 
+    def careful(self) -> AbstractContextManager[None]:
+        """Inside, releasing a savepoint directly inside the transaction waits for the results of
+        its statements, so an error is raised (and rolled back) in the savepoint that caused it.
+        Outside, where statements are pipelined, such an error may surface later and fail the
+        whole transaction instead; SQLite always reports it at once."""
+        ...
+
     def snapshot(self) -> AbstractContextManager[Connection]:
         """Several reads that see one consistent state; takes no write lock."""
         ...
@@ -123,6 +145,15 @@ class Database(Connection, Protocol):
         ...
 
     def user_table_count(self) -> int: ...
+
+    def unavailable(self) -> str | None:
+        """Why the store cannot be used right now (its server connection was lost and is not back
+        yet), or None. Never blocks."""
+        ...
+
+    def reconnect(self) -> bool:
+        """Try to get a lost connection back, no sooner than its backoff allows; True once usable."""
+        ...
 
     def checkpoint_in_background(self) -> None: ...
 

@@ -6,9 +6,11 @@ import logging
 from collections.abc import Sequence
 
 import anyio
+import anyio.to_thread
 
 from colibri import __version__
 from colibri.chain.pipeline import Chain, Reply
+from colibri.chain.worker import in_worker
 from colibri.core.callers import LOCAL, Caller
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
@@ -21,6 +23,7 @@ from colibri.tools import catalog
 log = logging.getLogger("colibri")
 
 PHASE2_WAIT_S = 5.0
+RECONNECT_POLL_S = 0.1  # how often a lost connection is looked at; its backoff decides the tries
 
 
 class App:
@@ -44,9 +47,18 @@ class App:
     async def boot(self) -> None:
         """Phase 2; whatever happens, waiting requests are released afterwards."""
         try:
-            await run_phase2(self.state, self.config, self.migrations)
+            async with anyio.create_task_group() as tasks:
+                # The tools' JSON schemas (what tools/list sends) are made meanwhile, in a thread of
+                # their own: phase 2 mostly waits on the disk, and the first tools/list waits for it.
+                tasks.start_soon(anyio.to_thread.run_sync, self._make_schemas)
+                await run_phase2(self.state, self.config, self.migrations)
         finally:
             self.ready.set()
+
+    def _make_schemas(self) -> None:
+        for tool in self.tools.values():
+            tool.input_schema  # noqa: B018 - cached on first use: this is the first use
+            tool.output_schema  # noqa: B018
 
     async def wait_ready(self) -> None:
         with anyio.move_on_after(PHASE2_WAIT_S):
@@ -74,7 +86,20 @@ class App:
             return "starting: phase 2 (opening and migrating the database) is still running"
         if state.mode.value == "MINIMAL":
             return "mode MINIMAL: only server_ping and server_health are served"
+        if state.db is not None:
+            return state.db.unavailable()
         return None
+
+    async def keep_connected(self) -> None:
+        """For the life of the server: get a lost database connection back (PostgreSQL), with the
+        store's own backoff, under the chain's lock (the connection is the one calls use)."""
+        while True:
+            await anyio.sleep(RECONNECT_POLL_S)
+            db = self.state.db
+            if db is not None and db.unavailable() is not None:
+                async with self.chain.lock:
+                    if await in_worker(db.reconnect):
+                        log.warning("the database connection is back")
 
     def close(self) -> None:
         self.chain.close()

@@ -2,8 +2,9 @@
 
 `serve` on stdio and `serve --http` start the same list, so neither can lack a duty: phase 2 of
 the boot, the audit rows of calls answered inline (within a second, with no later call needed),
-and a checkpoint every COLIBRI_CHECKPOINT_INTERVAL_S while the log grows. The checkpoint at
-shutdown is `App.close`'s, which both transports call last.
+a checkpoint every COLIBRI_CHECKPOINT_INTERVAL_S while the log grows, and getting a lost
+database connection back. The checkpoint at shutdown is `App.close`'s, which both transports
+call last.
 """
 
 from __future__ import annotations
@@ -20,4 +21,4 @@ Duty = Callable[[], Coroutine[Any, Any, None]]
 
 def duties(app: App) -> list[Duty]:
     """The background work of `app`, to run for as long as it serves."""
-    return [app.boot, app.chain.write_later_rows, partial(checkpoint_every, app)]
+    return [app.boot, app.chain.write_later_rows, partial(checkpoint_every, app), app.keep_connected]

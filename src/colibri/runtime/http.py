@@ -107,11 +107,12 @@ async def serve_http(app: App, options: HttpOptions) -> None:
     server = build_server(app)
     url = (options.public_url or base_url(options.host, options.port)).rstrip("/")
     hosts = AllowedHosts.for_bind(options.host, options.allowed_hosts, options.public_url)
+    verifier = DatabaseTokenVerifier(app) if options.auth else None
     web = server.streamable_http_app(
         host=options.host,
         transport_security=hosts.transport_security(),
         auth=auth_settings(url) if options.auth else None,
-        token_verifier=DatabaseTokenVerifier(app) if options.auth else None,
+        token_verifier=verifier,
         max_request_body_size=limits.max_body_bytes,
         session_idle_timeout=limits.session_idle_s,
         max_sessions=limits.max_sessions,
@@ -137,3 +138,5 @@ async def serve_http(app: App, options: HttpOptions) -> None:
     log.info("HTTP server stopped; closing the database once the last call has finished")
     async with app.chain.lock:
         app.close()
+    if verifier is not None:
+        verifier.close()

@@ -9,9 +9,11 @@ proved token back inside a request handler, as the `Caller` the chain records.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any
 
+import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -24,6 +26,8 @@ from colibri.core.callers import LOCAL, Caller
 from colibri.core.errors import StorageError
 from colibri.domains import access
 from colibri.runtime.app import App
+from colibri.storage import Database, open_database
+from colibri.storage.errors import UnavailableError
 
 log = logging.getLogger("colibri.http")
 
@@ -31,31 +35,57 @@ SCOPES = {access.Scope.READ: ["read"], access.Scope.WRITE: ["read", "write"]}
 
 
 class DatabaseTokenVerifier:
-    """Checks a presented token against `access_tokens` in the server's own database."""
+    """Checks a presented token against `access_tokens` in the server's own database.
+
+    On a read-only connection of its own, so a check never waits for the chain's lock (a batch
+    of write calls holds it while it commits, chain/group.py) and never waits for a writer: on
+    SQLite a WAL read, quick enough for the event loop; on PostgreSQL a round trip, taken in a
+    worker thread. Every request still reads the table, so a revoked token is refused at once.
+    """
 
     def __init__(self, app: App) -> None:
         self._app = app
+        self._db: Database | None = None
+        self._lock = threading.Lock()  # the connection serves one check at a time
 
     async def verify_token(self, token: str) -> AccessToken | None:
         app = self._app
         # Tokens live in the database, so nothing can be proved before phase 2 has opened it.
         await app.wait_ready()
-        # Under the chain lock: the connection is the one handlers use, one user at a time.
-        async with app.chain.lock:
-            db = app.state.db
-            if db is None:
-                log.warning("refused a bearer token: the database is not open (%s)", app.state.boot_error)
-                return None
-            try:
-                info = access.authenticate(db, token, time.time())
-            except StorageError as exc:
-                log.error("could not check a bearer token: %s", exc)
-                return None
+        served = app.state.db
+        if served is None:
+            log.warning("refused a bearer token: the database is not open (%s)", app.state.boot_error)
+            return None
+        try:
+            if served.dialect.name == "sqlite":
+                info = self._check(served, token)
+            else:
+                info = await anyio.to_thread.run_sync(self._check, served, token)
+        except StorageError as exc:
+            log.error("could not check a bearer token: %s", exc)
+            return None
         if info is None:
             return None
         return AccessToken(
             token=token, client_id=info.name, scopes=SCOPES[info.scope], expires_at=info.expires_at
         )
+
+    def _check(self, served: Database, token: str) -> access.TokenInfo | None:
+        with self._lock:
+            if self._db is None:
+                self._db = open_database(served.target, readonly=True)
+            try:
+                return access.authenticate(self._db, token, time.time())
+            except UnavailableError:
+                # The connection was lost (a server restart, say): its first reconnection is
+                # immediate; a token is refused only if the database stays out of reach.
+                return access.authenticate(self._db, token, time.time())
+
+    def close(self) -> None:
+        with self._lock:
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
 
 
 def auth_settings(base_url: str) -> AuthSettings:

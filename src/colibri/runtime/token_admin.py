@@ -16,7 +16,7 @@ from colibri.domains import access
 from colibri.runtime.boot import open_runtime_database
 from colibri.runtime.config import Config
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from colibri.storage.postgres.database import redact
+from colibri.storage.postgres.urls import redact
 
 
 def run_token(config: Config, action: str, name: str | None, scope: str, expires_days: int | None) -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from colibri.core.database import Connection, Cursor, Database, Row
 from colibri.storage.migrations import Migration
+from colibri.storage.postgres.urls import is_postgres_url
 from colibri.storage.sqlite import SQLiteDatabase
 
 __all__ = ["Connection", "Cursor", "Database", "Migration", "Row", "SQLiteDatabase", "open_database"]
@@ -15,9 +16,9 @@ __all__ = ["Connection", "Cursor", "Database", "Migration", "Row", "SQLiteDataba
 
 def open_database(target: Path | str, *, readonly: bool = False, sync: str = "normal") -> Database:
     """Open the store at `target`: a `postgresql://` URL opens PostgreSQL, anything else a SQLite file."""
-    if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
+    if isinstance(target, str) and is_postgres_url(target):
         # Imported here so that a SQLite-only install never loads the PostgreSQL driver.
-        from colibri.storage.postgres import PostgresDatabase
+        from colibri.storage.postgres.database import PostgresDatabase
 
         return PostgresDatabase.open(target, readonly=readonly)
     return SQLiteDatabase.open(Path(target), readonly=readonly, sync=sync)

@@ -14,21 +14,27 @@ A row that reaches its final outcome is handed to the verifiable log's appender 
 domains/log through the chain) in the same transaction, and never changes after that: closing
 a row only applies to a row still `running`. The rows' SQL is audit_rows.py's, which the
 switchboard's audit store shares; 0025 (audit_outcomes.py) adds the switchboard's outcomes.
+
+The chain opens and closes a write tool's row inside the transaction that holds its writes
+(`open_row` / `close_row`): nobody else can see or sweep that row before it commits, so closing
+it needs no check, and on PostgreSQL neither statement waits for the server (the row's number,
+which the log entry needs, arrives with the next result the call reads anyway).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from colibri.core.clock import utc_now
 from colibri.core.errors import StorageError
 from colibri.core.modes import writes_allowed
 from colibri.core.state import ServerState
-from colibri.storage import Connection, Database, Migration
+from colibri.storage import Connection, Cursor, Database, Migration
+from colibri.storage.audit_later import LaterRows, write_finished
 from colibri.storage.audit_outcomes import SQLITE as GATEWAY_OUTCOMES
 from colibri.storage.audit_rows import (
     FinishedCall,
@@ -86,8 +92,27 @@ MIGRATIONS = [
 ]
 
 
-# Rows waiting for the lock; beyond this (a database locked for a long time) the oldest are dropped.
-MAX_LATER_ROWS = 10_000
+@dataclass(slots=True)
+class OpenRow:
+    """An `actions` row opened at audit-enter: what it holds, and its number once the database
+    has answered (`number` is then the INSERT's cursor, read on first use)."""
+
+    correlation_id: str
+    tool: str
+    arguments: str
+    principal: str
+    started_at: str
+    in_transaction: bool  # opened inside the write transaction that will also close it
+    number: Cursor | int | None
+    trace_id: str | None = None
+
+    @property
+    def sequence_no(self) -> int | None:
+        if self.number is None or isinstance(self.number, int):
+            return self.number
+        row = self.number.fetchone()
+        self.number = None if row is None else int(row[0])
+        return self.number
 
 
 def digest(arguments: str) -> str:
@@ -101,8 +126,7 @@ class AuditLog:
     def __init__(self, state: ServerState, on_finished: LogAction = not_logged) -> None:
         self._state = state
         self._on_finished = on_finished
-        self._later: list[FinishedCall] = []
-        self._later_lock = threading.Lock()  # appended on the event loop, flushed in a worker
+        self._later = LaterRows()
 
     def _db(self) -> Database | None:
         state = self._state
@@ -122,13 +146,65 @@ class AuditLog:
         *,
         trace_id: str | None = None,
     ) -> int | None:
+        return self.open_row(
+            correlation_id, tool, arguments, principal, started_at, trace_id=trace_id
+        ).sequence_no
+
+    def open_row(
+        self,
+        correlation_id: str,
+        tool: str,
+        arguments: str,
+        principal: str,
+        started_at: str | None = None,
+        *,
+        trace_id: str | None = None,
+    ) -> OpenRow:
+        """Insert the call's `running` row; its number is read only when first needed."""
+        row = OpenRow(
+            correlation_id, tool, arguments, principal, started_at or utc_now(), False, None, trace_id
+        )
         db = self._db()
         if db is None:
             log.debug(
                 "audit-enter %s %s arguments=%s by %s", tool, correlation_id, digest(arguments), principal
             )
-            return None
-        return open_running(db, correlation_id, tool, arguments, principal, started_at or utc_now(), trace_id)
+            return row
+        row.in_transaction = db.in_transaction
+        row.number = db.execute(
+            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id)"
+            " VALUES (?, ?, ?, 'running', ?, ?, ?) RETURNING sequence_no",
+            (correlation_id, tool, arguments, row.started_at, principal, trace_id),
+        )
+        if not db.dialect.pipelined:
+            row.sequence_no  # noqa: B018 - read now: an unread INSERT ... RETURNING blocks SQLite
+        return row
+
+    def close_row(self, row: OpenRow | None, outcome: str, result_hash: str, duration_ms: float) -> None:
+        """Close a row `open_row` opened (None: it could not be opened). Opened in the transaction
+        still open, it is this call's own and still running: no need to ask what it holds."""
+        db = self._db()
+        if row is None or db is None or row.number is None or not (row.in_transaction and db.in_transaction):
+            self.exit(None if row is None else row.sequence_no, outcome, result_hash, duration_ms)
+            return
+        sequence_no = row.sequence_no
+        assert sequence_no is not None
+        db.execute(
+            "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ? WHERE sequence_no = ?",
+            (outcome, result_hash, duration_ms, sequence_no),
+        )
+        self._on_finished(
+            db,
+            sequence_no,
+            row.correlation_id,
+            row.tool,
+            row.arguments,
+            outcome,
+            result_hash,
+            row.started_at,
+            duration_ms,
+            row.principal,
+        )
 
     def exit(self, sequence_no: int | None, outcome: str, result_hash: str, duration_ms: float) -> None:
         db = self._db()
@@ -160,35 +236,39 @@ class AuditLog:
                 row.duration_ms,
             )
             return False
-        with self._later_lock:
-            self._later.append(row)
-            if len(self._later) > MAX_LATER_ROWS:
-                del self._later[0]
-                log.error("audit rows of inline calls are piling up (database unavailable); dropped one")
+        self._later.add(row)
         return True
 
     def pending(self) -> bool:
-        return bool(self._later)
+        return self._later.pending()
 
     def flush_later(self) -> None:
-        """Write the kept rows in one transaction; on failure keep them for the next attempt.
-        Blocks on the database: call it under the chain's lock, off the event loop."""
+        """Write the kept rows in one transaction (the one open, if any); on failure keep them for
+        the next attempt. Blocks on the database: call it under the chain's lock, off the event loop."""
         db = self._db()
-        with self._later_lock:
-            rows, self._later = self._later, []
+        rows = self._later.take()
         if db is None or not rows:
+            return
+        if db.in_transaction:
+            # A transaction other calls share: if it fails (here or anywhere), the group puts the
+            # rows back when it settles, so the error is theirs to see, not ours to swallow.
+            self._later.written_uncommitted(rows)
+            with db.atomic() as conn:
+                write_finished(conn, rows, self._on_finished)
             return
         try:
             with db.atomic() as conn:
-                for row in rows:
-                    insert_finished(conn, row, self._on_finished)
+                write_finished(conn, rows, self._on_finished)
         except StorageError as exc:
             if not isinstance(exc, BusyError):
                 log.error("audit sink failed writing %d row(s) of inline calls: %s", len(rows), exc)
                 return
             log.warning("database busy: %d audit row(s) of inline calls wait for the next try", len(rows))
-            with self._later_lock:
-                self._later[:0] = rows[-MAX_LATER_ROWS:]
+            self._later.put_back(rows)
+
+    def settle(self, committed: bool) -> None:
+        """The shared transaction ended: rows it wrote are done, or wait again if it rolled back."""
+        self._later.settle(committed)
 
 
 @contextmanager

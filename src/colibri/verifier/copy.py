@@ -172,7 +172,7 @@ def run_copy(source: str, destination: str) -> int:
 
 def _shown(target: str) -> str:
     if target.startswith(("postgresql://", "postgres://")):
-        from colibri.storage.postgres.database import redact
+        from colibri.storage.postgres.urls import redact
 
         return redact(target)
     return target

@@ -194,16 +194,16 @@ def _rebuild_log(path: Path) -> None:
             " duration_ms FROM actions"
         )
     }
-    conn.execute("BEGIN")
-    conn.execute("DELETE FROM log_entries")
-    conn.execute("DELETE FROM log_nodes")
-    for kind, ref in entries:
-        if kind == tree.RECORD:
-            log_record(conn, ref, records[ref])
-        else:
-            log_action(conn, *actions[ref])
-    conn.execute("COMMIT")
-    conn.close()
+    db = SQLiteDatabase(conn, path, readonly=False)  # the appends want a transaction's memo
+    with db.atomic() as writer:
+        writer.execute("DELETE FROM log_entries")
+        writer.execute("DELETE FROM log_nodes")
+        for kind, ref in entries:
+            if kind == tree.RECORD:
+                log_record(writer, ref, records[ref])
+            else:
+                log_action(writer, *actions[ref])
+    db.close()
 
 
 def test_rewriting_the_log_too_still_fails_the_checkpoint(

@@ -10,6 +10,7 @@ from colibri.domains.log.notary import SEAL
 from colibri.domains.log.note import NoteError
 from colibri.domains.log.policy import PolicyError
 from colibri.domains.log.store import seal_checkpoint
+from colibri.domains.log.tree import prepare_append
 
 __all__ = [
     "SEAL",
@@ -21,6 +22,7 @@ __all__ = [
     "log_action",
     "log_record",
     "log_status",
+    "prepare_append",
     "seal_checkpoint",
 ]
 

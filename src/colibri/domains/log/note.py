@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 ALG_ED25519 = 1
 ALG_COSIGNATURE = 4  # timestamped Ed25519 checkpoint cosignatures (C2SP tlog-cosignature, cosignature.py)
@@ -122,7 +121,7 @@ class Signer:
 
     def public_key(self) -> bytes:
         key = Ed25519PrivateKey.from_private_bytes(self.seed).public_key()
-        return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
+        return key.public_bytes_raw()
 
     def key(self) -> str:
         data = base64.b64encode(bytes([self.alg]) + self.seed).decode()

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from colibri.domains.skills import frontmatter
 from colibri.domains.skills.models import Skill
 from colibri.domains.skills.problems import SkillFileError
+
+if TYPE_CHECKING:
+    from colibri.domains.skills import frontmatter
 
 NAME_MAX_CHARS = 64
 DESCRIPTION_MAX_CHARS = 1024
@@ -35,6 +37,9 @@ def parse_skill(content: bytes, path: str, folder: str) -> Skill:
         raise SkillFileError(
             "not_utf8", f"SKILL.md is not valid UTF-8 (byte {exc.start}); save it as UTF-8"
         ) from None
+    # Imported here: the YAML parser loads only once a skill file is read (SPEC §18's cold start).
+    from colibri.domains.skills import frontmatter
+
     parsed = frontmatter.load(frontmatter.split(text))
     if parsed.duplicate_keys:
         keys = ", ".join(repr(key) for key in parsed.duplicate_keys)

@@ -6,6 +6,12 @@ wait on the task transitively (more first), then the oldest first.
 
 "Open" means neither done nor cancelled. The unblocks count follows depends_on edges between
 open tasks only: a closed task is not waiting on anything, and it does not pass waiting on.
+
+Reading a 10,000-task board costs tens of milliseconds (most of it turning rows into Python
+values, and on PostgreSQL bringing them over), and agents ask far more often than the board
+changes. So the board's reading is kept (in the store's hints, storage/memo.py) with the
+`task_board.version` it was read at; triggers move that version on any change to a task or a
+dependency, so a call that finds it unchanged answers from what it kept, after one read.
 """
 
 from __future__ import annotations
@@ -43,9 +49,45 @@ class _Backlog:
     waiting: list[bool] = field(default_factory=list)
 
 
+_BOARD = "tasks.board"
+
+
+@dataclass(slots=True)
+class _Board:
+    """A reading of the board at one `task_board.version`, and the answers given from it."""
+
+    version: int
+    backlog: _Backlog
+    unblocks: list[int]
+    blocked: tuple[list[BlockedTask], int]
+    answers: dict[int, NextActions] = field(default_factory=dict)
+
+
 def next_actions(db: Database, limit: int) -> NextActions:
-    with db.snapshot() as conn, _no_collection():
-        return _next_actions(conn, limit)
+    # Inside a write transaction the version may be one of its own, undone if it rolls back and
+    # then given to another change: such a reading is never kept.
+    keep = not db.in_transaction
+    with db.snapshot() as conn:
+        version = int(conn.execute("SELECT version FROM task_board WHERE id = 1").fetchone()[0])
+        board = conn.hints.get(_BOARD) if keep else None
+        if not isinstance(board, _Board) or board.version != version:
+            with _no_collection():
+                board = _read_board(conn, version)
+            if keep:
+                conn.hints[_BOARD] = board
+        answer = board.answers.get(limit)
+        if answer is None:
+            blocked, blocked_total = board.blocked
+            actions = _actions(conn, board.backlog, board.unblocks, limit)
+            answer = NextActions(actions=actions, blocked=blocked, blocked_total=blocked_total)
+            board.answers[limit] = answer
+        return answer
+
+
+def _read_board(conn: Connection, version: int) -> _Board:
+    backlog = _load(conn)
+    unblocks = graph.transitive_dependent_counts(backlog.depends_on)
+    return _Board(version, backlog, unblocks, _blocked(conn, backlog))
 
 
 @contextmanager
@@ -67,15 +109,6 @@ def _no_collection() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-
-
-def _next_actions(conn: Connection, limit: int) -> NextActions:
-    backlog = _load(conn)
-    unblocks = graph.transitive_dependent_counts(backlog.depends_on)
-    blocked, blocked_total = _blocked(conn, backlog)
-    return NextActions(
-        actions=_actions(conn, backlog, unblocks, limit), blocked=blocked, blocked_total=blocked_total
-    )
 
 
 def _actions(conn: Connection, backlog: _Backlog, unblocks: list[int], limit: int) -> list[Action]:

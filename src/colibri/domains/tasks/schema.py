@@ -6,6 +6,20 @@ from colibri.storage import Migration
 # a deleted number (AUTOINCREMENT). Other domains rely only on `tasks.id`.
 # `tags` holds a JSON array of strings; the tag filter reads it with json_each.
 # `task_history.changes` holds a JSON object {field: {"from": old, "to": new}}.
+# `task_board.version` moves whenever a task or a dependency changes, however it changes (triggers,
+# so an edit outside Colibri counts too): task_next_actions keeps its answer while it holds. `db
+# copy` does not carry it: the copy's own triggers count the rows the copy writes.
+_BOARD_TABLE = (
+    "CREATE TABLE task_board (id INTEGER PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL)",
+    "INSERT INTO task_board (id, version) VALUES (1, 0)",
+)
+_BOARD_TRIGGERS = tuple(
+    f"CREATE TRIGGER task_board_{table}_{event.lower()} AFTER {event} ON {table}"
+    " BEGIN UPDATE task_board SET version = version + 1 WHERE id = 1; END"
+    for table in ("tasks", "task_dependencies")
+    for event in ("INSERT", "UPDATE", "DELETE")
+)
+
 MIGRATIONS: list[Migration] = [
     Migration(
         "0002_tasks",
@@ -49,6 +63,7 @@ MIGRATIONS: list[Migration] = [
         "0013_task_history_principal",
         ("ALTER TABLE task_history ADD COLUMN principal TEXT NOT NULL DEFAULT 'local'",),
     ),
+    Migration("0021_task_board_version", (*_BOARD_TABLE, *_BOARD_TRIGGERS)),
 ]
 
 # The same tables on PostgreSQL: serial keys (a sequence never hands a number out twice, like
@@ -64,4 +79,18 @@ POSTGRES_MIGRATIONS: list[Migration] = [
         ),
     ),
     MIGRATIONS[1],
+    # PostgreSQL's triggers can fire once per statement: a bulk insert moves the version once.
+    Migration(
+        "0021_task_board_version",
+        (
+            *_BOARD_TABLE,
+            "CREATE FUNCTION task_board_moved() RETURNS trigger LANGUAGE plpgsql AS"
+            " $$ BEGIN UPDATE task_board SET version = version + 1 WHERE id = 1; RETURN NULL; END $$",
+            *(
+                f"CREATE TRIGGER task_board_{table} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table}"
+                " FOR EACH STATEMENT EXECUTE FUNCTION task_board_moved()"
+                for table in ("tasks", "task_dependencies")
+            ),
+        ),
+    ),
 ]

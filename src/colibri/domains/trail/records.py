@@ -40,10 +40,13 @@ def append(
     log entry is appended in the same transaction.
     """
     with _write_transaction(db) as conn:
+        # Asked first, read after the checks: on PostgreSQL all of it is one round trip.
+        log.prepare_append(conn)
+        pending_head = repository.head_reader(conn)
         require_session(conn, session_id, open_only=True)
         if task_id is not None:
             require_task(conn, task_id)
-        head = repository.read_head(conn)
+        head = pending_head()
         seq, created_at = head.seq + 1, utc_now()
         digest = record_hash(
             seq=seq,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from colibri.domains.trail.canonical import GENESIS_HASH
@@ -37,15 +38,36 @@ class Head:
     hash: str
 
 
+_HEAD = "trail.head"
+
+
 def read_head(conn: Connection) -> Head:
     """The anchor, for appending; its absence means the file was edited outside Colibri."""
-    row = conn.execute("SELECT seq, hash FROM trail_head WHERE id = 1").fetchone()
-    if row is None:
-        raise RuntimeError(
-            "the chain anchor (table trail_head) has no row, so the database was altered outside "
-            "Colibri; check it with `colibri verify`"
-        )
-    return Head(seq=int(row[0]), hash=str(row[1]))
+    return head_reader(conn)()
+
+
+def head_reader(conn: Connection) -> Callable[[], Head]:
+    """Ask for the anchor now, read it when called: on PostgreSQL the question travels with the
+    caller's reads in between. Within a write transaction the anchor is read once; its memo
+    (storage/memo.py) then follows this transaction's own appends."""
+    known = conn.memo.get(_HEAD)
+    if isinstance(known, Head):
+        return lambda: known
+    cursor = conn.execute("SELECT seq, hash FROM trail_head WHERE id = 1")
+    first = None if conn.dialect.pipelined else cursor.fetchone()  # SQLite: read it to the end now
+
+    def read() -> Head:
+        row = cursor.fetchone() if conn.dialect.pipelined else first
+        if row is None:
+            raise RuntimeError(
+                "the chain anchor (table trail_head) has no row, so the database was altered outside "
+                "Colibri; check it with `colibri verify`"
+            )
+        head = Head(seq=int(row[0]), hash=str(row[1]))
+        conn.memo[_HEAD] = head
+        return head
+
+    return read
 
 
 def read_head_or_genesis(conn: Connection) -> Head:
@@ -76,6 +98,7 @@ def append(conn: Connection, record: StoredRecord) -> None:
         ),
     )
     conn.execute("UPDATE trail_head SET seq = ?, hash = ? WHERE id = 1", (record.seq, record.hash))
+    conn.memo[_HEAD] = Head(seq=record.seq, hash=record.hash)
 
 
 def has_writeback(conn: Connection, task_id: str) -> bool:

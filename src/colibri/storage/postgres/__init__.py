@@ -1,5 +1,9 @@
-"""The PostgreSQL backend: the only package that imports psycopg."""
+"""The PostgreSQL backend: the only package that imports psycopg.
 
-from colibri.storage.postgres.database import PostgresDatabase, is_postgres_url
+Its modules load psycopg; this one does not, so `colibri.storage.postgres.urls` (what names a
+PostgreSQL store, and how to show its URL) costs a SQLite-only process nothing.
+"""
 
-__all__ = ["PostgresDatabase", "is_postgres_url"]
+from colibri.storage.postgres.urls import is_postgres_url, redact
+
+__all__ = ["is_postgres_url", "redact"]

@@ -1,9 +1,22 @@
-"""The PostgreSQL backend: one psycopg 3 connection, nested transactions, errors mapped.
+"""The PostgreSQL backend: one psycopg 3 connection, pipelined transactions, errors mapped.
 
 Write transactions take one transaction-scoped advisory lock (dialect.TAKE_WRITE_LOCK), so
 every read-then-write step (a chain append, a task number, an `expected_version` check) runs
 alone across all processes sharing the database, exactly as BEGIN IMMEDIATE makes them run
 on one SQLite file. A read-only open makes every transaction read-only in the server.
+
+Every statement is a network round trip taken while that lock is held, so a write transaction
+runs in psycopg's pipeline mode: statements whose results nobody reads yet (BEGIN, the lock, an
+INSERT, a SAVEPOINT) are sent without waiting, and the connection waits only where a result is
+read and at COMMIT. Inside `careful()` it also waits where a savepoint directly inside the
+transaction is released, so that an error is raised inside the savepoint whose statement caused
+it, and rolled back there.
+
+Otherwise an error of a statement sent earlier can surface later. That is safe because savepoint
+names are never reused within a transaction: rolling back to a savepoint that the failed
+statement preceded fails in turn, the transaction stays failed, and COMMIT refuses it
+(`OperationalError`) rather than answering "ROLLBACK" as PostgreSQL does for a failed one. The
+chain then runs the calls of that transaction again one by one, carefully (chain/group.py).
 """
 
 from __future__ import annotations
@@ -15,31 +28,19 @@ from typing import Any
 
 import psycopg
 from psycopg import pq
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from colibri.core.database import Connection, Params
-from colibri.storage.errors import UnavailableError
+from colibri.core.errors import StorageError
+from colibri.storage.errors import OperationalError, UnavailableError
+from colibri.storage.memo import TransactionMemo
 from colibri.storage.postgres import dialect
-from colibri.storage.postgres.errors import map_exceptions
-from colibri.storage.postgres.rows import PgCursor, row_factory, translate
+from colibri.storage.postgres.errors import convert
+from colibri.storage.postgres.link import LOCK_TIMEOUT_MS, Guard, Link
+from colibri.storage.postgres.pipelining import Pipelining
+from colibri.storage.postgres.rows import PgCursor, translate
+from colibri.storage.postgres.urls import is_postgres_url, redact
 
-LOCK_TIMEOUT_MS = 10_000  # as long as SQLite's busy timeout: then the writer gets a BusyError
-
-
-def is_postgres_url(target: object) -> bool:
-    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
-
-
-def redact(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    try:
-        parts = conninfo_to_dict(url)
-    except psycopg.Error:
-        return "postgresql://(unparsable URL)"
-    host = parts.get("host") or "localhost"
-    port = f":{parts['port']}" if parts.get("port") else ""
-    user = f"{parts['user']}@" if parts.get("user") else ""
-    return f"postgresql://{user}{host}{port}/{parts.get('dbname') or ''}"
+__all__ = ["LOCK_TIMEOUT_MS", "PostgresDatabase", "is_postgres_url"]
 
 
 class PostgresDatabase:
@@ -47,12 +48,18 @@ class PostgresDatabase:
 
     dialect = dialect.DIALECT
 
-    def __init__(self, conn: psycopg.Connection[Any], url: str, *, readonly: bool) -> None:
-        self.conn = conn
+    def __init__(self, link: Link, url: str, *, readonly: bool) -> None:
+        self.link = link
         self.url = url
         self.path = Path(redact(url))
         self.readonly = readonly
+        self.guard = Guard(link, self.connection_lost, self.statement_failed)
         self._depth = 0
+        self._savepoints = 0  # numbers savepoints: a name is never reused within a transaction
+        self._pipelining = Pipelining()
+        self._memo = TransactionMemo()
+        self._careful = False
+        self._first_error: StorageError | None = None  # of the open transaction, as it surfaced
 
     def __repr__(self) -> str:
         return f"PostgresDatabase({redact(self.url)!r}, readonly={self.readonly})"
@@ -64,19 +71,13 @@ class PostgresDatabase:
     def target(self) -> str:
         return self.url
 
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        return self.link.conn
+
     @classmethod
     def open(cls, url: str, *, readonly: bool = False) -> PostgresDatabase:
-        options = f"-c lock_timeout={LOCK_TIMEOUT_MS}"
-        if readonly:
-            options += " -c default_transaction_read_only=on"
-        try:
-            conninfo = make_conninfo(url, options=options, application_name="colibri")
-            conn: psycopg.Connection[Any] = psycopg.connect(
-                conninfo, autocommit=True, row_factory=row_factory
-            )
-        except psycopg.Error as exc:
-            raise UnavailableError(f"cannot open database {redact(url)}: {str(exc).strip()}") from exc
-        return cls(conn, url, readonly=readonly)
+        return cls(Link(url, readonly=readonly), url, readonly=readonly)
 
     @contextmanager
     def without_waiting(self) -> Iterator[bool]:
@@ -85,33 +86,135 @@ class PostgresDatabase:
 
     @contextmanager
     def atomic(self) -> Iterator[Connection]:
-        """All or nothing: the outermost level takes the store's write lock at once, so writers of
-        every replica serialise their read-then-write steps; inner levels are savepoints."""
+        """All or nothing: the outermost level takes the store's write lock before any of its
+        statements runs (sent ahead of them, it is held from the transaction's first round trip),
+        so writers of every replica serialise their read-then-write steps; inner levels are
+        savepoints."""
         depth = self._depth
-        name = f"colibri_{depth}"
         if depth == 0:
-            self._run(dialect.BEGIN_WRITE)
-            if not self.readonly:
-                try:
-                    self._run(dialect.TAKE_WRITE_LOCK)
-                except BaseException:
-                    self._run("ROLLBACK")
-                    raise
+            self._begin()
         else:
-            self._run(f"SAVEPOINT {name}")
+            self._savepoints += 1
+            name = f"colibri_{self._savepoints}"
+            with self.guard:
+                self.conn.execute(f"SAVEPOINT {name}")
+            self._memo.savepoint()
         self._depth += 1
         try:
             yield self
         except BaseException:
             self._depth -= 1
             if depth == 0:
-                self._run("ROLLBACK")
+                self._abort()
             else:
-                self._run(f"ROLLBACK TO SAVEPOINT {name}")
-                self._run(f"RELEASE SAVEPOINT {name}")
+                self._rollback_to(name)
             raise
         self._depth -= 1
-        self._run("COMMIT" if depth == 0 else f"RELEASE SAVEPOINT {name}")
+        if depth == 0:
+            self._commit()
+        else:
+            self._release(name, wait=depth == 1 and self._careful)
+
+    def _begin(self) -> None:
+        self._reconnect_or_refuse()
+        self._savepoints = 0
+        self._first_error = None
+        self._memo.begin()
+        try:
+            with self.guard:
+                self._pipelining.enter(self.conn)
+                self.conn.execute(dialect.BEGIN_WRITE)
+                if not self.readonly:
+                    self.conn.execute(dialect.TAKE_WRITE_LOCK)
+        except BaseException:
+            self._abort()
+            raise
+
+    def _commit(self) -> None:
+        try:
+            with self.guard:
+                done = self.conn.execute("COMMIT")
+                self._pipelining.leave()  # its Sync: one round trip for all that is still queued
+            if done.statusmessage != "COMMIT":
+                raise self._first_error or OperationalError(
+                    "the transaction had failed on an earlier statement and PostgreSQL rolled it "
+                    "back at COMMIT: nothing of it was written"
+                )
+        except StorageError as exc:
+            self._abort()
+            # The first error tells why (a lock wait over the timeout, say), wherever it surfaced
+            # and whoever caught it there; later ones only say the transaction had failed.
+            first = self._first_error
+            if first is None or first is exc:
+                raise
+            raise first from exc
+        except BaseException:
+            self._abort()
+            raise
+        self._memo.commit()
+
+    def _abort(self) -> None:
+        """End the transaction without writing; a lost connection took it with it already."""
+        self._memo.end()
+        if self.link.reason is not None:
+            return  # the loss left the pipeline when it was noticed
+        with self.guard:
+            if self._pipelining.pipeline is not None:
+                self._pipelining.end_failed_segment(self.conn)
+                self.conn.execute("ROLLBACK")
+                self._pipelining.leave()
+            elif self.conn.info.transaction_status != pq.TransactionStatus.IDLE:
+                self.conn.execute("ROLLBACK")
+
+    def _rollback_to(self, name: str) -> None:
+        self._memo.rollback_to()
+        if self.link.reason is not None:
+            return
+        with self.guard:
+            self._pipelining.end_failed_segment(self.conn)
+            self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            self.conn.execute(f"RELEASE SAVEPOINT {name}")
+
+    def _release(self, name: str, *, wait: bool) -> None:
+        """Release the savepoint; `wait` (directly inside the transaction) for the results, so an
+        error of a statement inside it is raised here, where rolling back to it contains it."""
+        try:
+            with self.guard:
+                self.conn.execute(f"RELEASE SAVEPOINT {name}")
+                if wait:
+                    self._pipelining.sync()
+        except BaseException:
+            self._rollback_to(name)
+            raise
+        self._memo.release()
+
+    def statement_failed(self, exc: psycopg.Error) -> StorageError:
+        error = convert(exc)
+        if self._depth and self._first_error is None and not isinstance(exc, psycopg.errors.PipelineAborted):
+            self._first_error = error
+        return error
+
+    def connection_lost(self, exc: psycopg.Error) -> UnavailableError:
+        """Note the loss (whatever transaction was open is gone with it) and say so."""
+        self.link.lost(str(exc).strip() or type(exc).__name__)
+        self._pipelining.drop(exc)
+        self._memo.end()
+        return UnavailableError(
+            f"the connection to {redact(self.url)} was lost ({self.link.reason}); the transaction "
+            "was not committed, nothing of it was written - retry the call"
+        )
+
+    def _reconnect_or_refuse(self) -> None:
+        if self.link.reason is not None and not self.link.restore():
+            raise self.link.refusal()
+
+    @contextmanager
+    def careful(self) -> Iterator[None]:
+        before, self._careful = self._careful, True
+        try:
+            yield
+        finally:
+            self._careful = before
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
@@ -120,37 +223,62 @@ class PostgresDatabase:
         if self.in_transaction:
             yield self
             return
-        self._run(dialect.BEGIN_READ)
+        self._reconnect_or_refuse()
+        with self.guard:
+            self.conn.execute(dialect.BEGIN_READ)
         try:
             yield self
         finally:
-            if self.in_transaction:
-                self._run("COMMIT")
+            if self.link.reason is None and self.in_transaction:
+                with self.guard:
+                    self.conn.execute("COMMIT")
 
     @property
     def in_transaction(self) -> bool:
-        return self.conn.info.transaction_status != pq.TransactionStatus.IDLE
+        if self._depth:
+            return True
+        return self.link.reason is None and self.conn.info.transaction_status != pq.TransactionStatus.IDLE
+
+    @property
+    def memo(self) -> dict[str, Any]:
+        return self._memo.current if self._depth else {}
+
+    @property
+    def hints(self) -> dict[str, Any]:
+        return self._memo.hints
 
     def execute(self, sql: str, params: Params = ()) -> PgCursor:
-        with map_exceptions:
-            return PgCursor(self.conn.execute(translate(sql), params or None), self.conn)
+        if not self._depth:
+            self._reconnect_or_refuse()
+        with self.guard:
+            return PgCursor(self.conn.execute(translate(sql), params or None), self)
 
     def executemany(self, sql: str, params: Iterable[Params]) -> PgCursor:
-        with map_exceptions:
+        if not self._depth:
+            self._reconnect_or_refuse()
+        with self.guard:
             cursor = self.conn.cursor()
             cursor.executemany(translate(sql), params)
-            return PgCursor(cursor, self.conn)
+            return PgCursor(cursor, self)
 
     def tuples(self, sql: str, params: Params = ()) -> PgCursor:
         """Rows as plain tuples, cheaper where a query reads many rows."""
-        with map_exceptions:
+        if not self._depth:
+            self._reconnect_or_refuse()
+        with self.guard:
             cursor = psycopg.Cursor(self.conn, row_factory=psycopg.rows.tuple_row)
             cursor.execute(translate(sql), params or None)
-            return PgCursor(cursor, self.conn)
+            return PgCursor(cursor, self)
 
-    def _run(self, sql: str) -> None:
-        with map_exceptions:
-            self.conn.execute(sql)
+    def await_results(self) -> None:
+        """Wait for the results of the statements sent so far (a fetch does so by itself)."""
+        with self.guard:
+            self._pipelining.sync()
+
+    def last_serial(self) -> int | None:
+        with self.guard:
+            row = self.conn.execute("SELECT lastval()").fetchone()
+        return None if row is None else int(row[0])
 
     def checkpoint_in_background(self) -> None:
         """Nothing to do: the server checkpoints its own WAL."""
@@ -159,6 +287,14 @@ class PostgresDatabase:
         row = self.execute(dialect.USER_TABLE_COUNT).fetchone()
         return int(row[0])
 
+    def unavailable(self) -> str | None:
+        reason = self.link.reason
+        return None if reason is None else f"the database connection was lost ({reason}); reconnecting"
+
+    def reconnect(self) -> bool:
+        return self.link.restore()
+
     def close(self) -> None:
-        with map_exceptions:
-            self.conn.close()
+        if not self.link.conn.closed:
+            with self.guard:
+                self.link.conn.close()

@@ -19,6 +19,7 @@ class PostgresDialect:
     # No rowid: applied_at is an ISO timestamp written by one migrating process at a time.
     applied_migrations = "SELECT name FROM schema_migrations ORDER BY applied_at, name"
 
+    pipelined = True
     like = "ILIKE"  # PostgreSQL's LIKE is case-sensitive; SQLite's is not
 
     def next_id(self, table: str, key: str) -> str:

@@ -20,6 +20,9 @@ _BY_STATE: dict[str, type[StorageError]] = {
     "3D000": errors.UnavailableError,  # invalid_catalog_name: no such database
     "28000": errors.UnavailableError,  # invalid_authorization_specification
     "28P01": errors.UnavailableError,  # invalid_password
+    "57P01": errors.UnavailableError,  # admin_shutdown (also pg_terminate_backend)
+    "57P02": errors.UnavailableError,  # crash_shutdown
+    "57P03": errors.UnavailableError,  # cannot_connect_now (the server is starting or stopping)
 }
 _BY_CLASS: dict[str, type[StorageError]] = {
     "23": errors.IntegrityError,  # integrity constraint violation
@@ -37,6 +40,9 @@ def convert(exc: psycopg.Error) -> StorageError:
         return _BY_CLASS[state[:2]](message)
     if isinstance(exc, psycopg.IntegrityError):
         return errors.IntegrityError(message)
+    if isinstance(exc, psycopg.errors.PipelineAborted):
+        # Skipped because a statement sent before it failed: that one's error is the story.
+        return errors.OperationalError(f"{message}: an earlier statement of the transaction failed")
     if isinstance(exc, psycopg.OperationalError) and not state:
         # No SQLSTATE: the client lost (or never had) its connection.
         return errors.UnavailableError(message)

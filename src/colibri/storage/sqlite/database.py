@@ -16,45 +16,14 @@ from typing import Any
 from colibri.core.database import Connection, Params
 from colibri.core.errors import StorageError, WouldWait
 from colibri.storage.errors import BusyError, UnavailableError
+from colibri.storage.memo import TransactionMemo
 from colibri.storage.sqlite import dialect
 from colibri.storage.sqlite.checkpointer import INTERVAL_S as CHECKPOINT_INTERVAL_S
 from colibri.storage.sqlite.checkpointer import Checkpointer
 from colibri.storage.sqlite.errors import map_exceptions
+from colibri.storage.sqlite.rows import SQLiteCursor
 
 BUSY_TIMEOUT_MS = 10_000
-
-
-class SQLiteCursor:
-    """A sqlite3 cursor whose fetches raise `StorageError`s."""
-
-    __slots__ = ("_cursor",)
-
-    def __init__(self, cursor: sqlite3.Cursor) -> None:
-        self._cursor = cursor
-
-    @property
-    def rowcount(self) -> int:
-        return self._cursor.rowcount
-
-    @property
-    def lastrowid(self) -> int | None:
-        return self._cursor.lastrowid
-
-    def fetchone(self) -> Any:
-        with map_exceptions:
-            return self._cursor.fetchone()
-
-    def fetchall(self) -> list[Any]:
-        with map_exceptions:
-            return self._cursor.fetchall()
-
-    def fetchmany(self, size: int) -> list[Any]:
-        with map_exceptions:
-            return self._cursor.fetchmany(size)
-
-    def __iter__(self) -> Iterator[Any]:
-        with map_exceptions:
-            yield from self._cursor
 
 
 class SQLiteDatabase:
@@ -71,12 +40,14 @@ class SQLiteDatabase:
         self.path = path
         self.readonly = readonly
         self._depth = 0
+        self._savepoints = 0  # numbers savepoints: a name is never reused within a transaction
         self._nowait = False
         # The connection's busy timeout now: a refusal to wait sets it to 0 and leaves it there, so
         # that a run of refusals (the switchboard's audit writes, quick tools) costs no statement;
         # the next statement that may wait (outside a transaction) sets it back first (`_may_wait`).
         self._busy_ms = BUSY_TIMEOUT_MS
         self._checkpointer: Checkpointer | None = None
+        self._memo = TransactionMemo()
 
     @property
     def target(self) -> str:
@@ -127,33 +98,48 @@ class SQLiteDatabase:
         """All or nothing: the outermost level takes the write lock at once (BEGIN IMMEDIATE),
         so two processes serialise their read-then-write steps; inner levels are savepoints."""
         depth = self._depth
-        name = f"colibri_{depth}"
-        if depth == 0 and self._nowait:
-            self._begin_without_waiting()
-        elif depth == 0:
-            self._may_wait()
-            self._run(dialect.BEGIN_WRITE)
+        memo = self._memo
+        if depth == 0:
+            if self._nowait:
+                self._begin_without_waiting()
+            else:
+                self._may_wait()
+                self._run(dialect.BEGIN_WRITE)
+            self._savepoints = 0
+            memo.begin()
         else:
+            self._savepoints += 1
+            name = f"colibri_{self._savepoints}"
             self._run(f"SAVEPOINT {name}")
+            memo.savepoint()
         self._depth += 1
         try:
             yield self
         except BaseException:
             self._depth -= 1
             if depth == 0:
-                self._run("ROLLBACK")
+                memo.end()
+                if self.conn.in_transaction:  # SQLite ends some failed transactions itself
+                    self._run("ROLLBACK")
             else:
+                memo.rollback_to()
                 self._run(f"ROLLBACK TO {name}")
                 self._run(f"RELEASE {name}")
             raise
         self._depth -= 1
+        if depth:
+            memo.release()
+            self._run(f"RELEASE {name}")
+            return
         try:
-            self._run("COMMIT" if depth == 0 else f"RELEASE {name}")
+            self._run("COMMIT")
         except StorageError:
+            memo.end()
             # A failed COMMIT can leave the transaction open; end it so the next one can begin.
-            if depth == 0 and self.conn.in_transaction:
+            if self.conn.in_transaction:
                 self._run("ROLLBACK")
             raise
+        memo.commit()
 
     @contextmanager
     def without_waiting(self) -> Iterator[bool]:
@@ -182,6 +168,11 @@ class SQLiteDatabase:
         if not self._busy_ms and not self.conn.in_transaction:
             self._run(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._busy_ms = BUSY_TIMEOUT_MS
+
+    @contextmanager
+    def careful(self) -> Iterator[None]:
+        """Nothing to do: SQLite reports every statement's error as it runs."""
+        yield
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
@@ -227,6 +218,20 @@ class SQLiteDatabase:
     def _run(self, sql: str) -> None:
         with map_exceptions:
             self.conn.execute(sql)
+
+    @property
+    def memo(self) -> dict[str, Any]:
+        return self._memo.current if self._depth else {}
+
+    @property
+    def hints(self) -> dict[str, Any]:
+        return self._memo.hints
+
+    def unavailable(self) -> str | None:
+        return None  # a file is there or not; opening it is phase 2's business
+
+    def reconnect(self) -> bool:
+        return True
 
     def checkpoint_in_background(self, interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
         """Move WAL checkpoints off this connection's commits (see storage/sqlite/checkpointer.py)."""

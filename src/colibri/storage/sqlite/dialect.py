@@ -13,6 +13,7 @@ class SQLiteDialect:
     applied_migrations = "SELECT name FROM schema_migrations ORDER BY rowid"
     table_columns = "SELECT name FROM pragma_table_info(?)"
 
+    pipelined = False
     like = "LIKE"  # SQLite's LIKE ignores the case of ASCII letters
 
     def next_id(self, table: str, key: str) -> str:
