@@ -72,7 +72,7 @@ def test_the_sqlite_rebuild_is_one_transaction(tmp_path: Path, request: pytest.F
     """A store the rebuild cannot copy (a column another migration added first) is left as it was."""
     db = _old_store("sqlite", tmp_path, request)  # SQLite's rebuild; PostgreSQL alters in place
     try:
-        db.execute("ALTER TABLE actions ADD COLUMN trace_id TEXT")
+        db.execute("ALTER TABLE actions ADD COLUMN note TEXT")  # not a column 0025 knows
         with db.atomic() as conn:
             insert_finished(conn, _row("ok"), log_action)
         with pytest.raises(Exception, match="columns"):

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from colibri.domains.skills.frontmatter import load, split
 from colibri.domains.skills.models import Skill, SkillList
 from colibri.domains.skills.problems import SkillFileError
 
@@ -134,6 +133,8 @@ def _walk(folder: Path) -> list[tuple[str, Path]]:
 
 def _frontmatter(skill_md: Path) -> dict[str, Any]:
     """The SKILL.md frontmatter, every field as written, as JSON (dates and the like as text)."""
+    from colibri.domains.skills.frontmatter import load, split  # PyYAML only once a skill is read
+
     try:
         fields = load(split(skill_md.read_bytes().decode("utf-8"))).fields
     except (OSError, UnicodeDecodeError, SkillFileError):
