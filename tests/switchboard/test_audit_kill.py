@@ -16,6 +16,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from tests.helpers.lost import lost_connection
 from tests.switchboard.audit_helpers import Raw, arguments_column, calls
 from tests.switchboard.helpers import (
     FAST,
@@ -106,8 +107,8 @@ async def test_sigkill_over_http_mid_burst_loses_no_answered_call(tmp_path: Path
                         if len(answered) >= KILL_AFTER and not killed.is_set():
                             killed.set()
                             board.send_signal(signal.SIGKILL)
-            except Exception:
-                if not killed.is_set():
+            except Exception as exc:
+                if not (killed.is_set() and lost_connection(exc)):
                     raise
 
         async with anyio.create_task_group() as clients:
