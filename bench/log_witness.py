@@ -77,8 +77,10 @@ def tile_rate(base: str, size: int) -> None:
         else:
             paths.append(f"tile/1/{_path(rng.randrange(max(1, full // 256)))}")
     with httpx2.Client(timeout=30) as client:
-        if client.get(f"{base}/checkpoint").status_code != 200:
-            raise RuntimeError("serve --http has no checkpoint to serve tiles under")
+        _wait_until_ready(client, base.removesuffix("/log"))
+        checkpoint = client.get(f"{base}/checkpoint")
+        if checkpoint.status_code != 200:
+            raise RuntimeError(f"serve --http has no checkpoint to serve tiles under: {checkpoint.text}")
         started = time.perf_counter()
         for path in paths:
             answer = client.get(f"{base}/{path}")
@@ -86,6 +88,15 @@ def tile_rate(base: str, size: int) -> None:
                 raise RuntimeError(f"GET {path}: {answer.status_code} {answer.text}")
         elapsed = time.perf_counter() - started
     line("tlog-tiles served (levels 0, 1, entries; one client)", TILES / elapsed, "tiles/s")
+
+
+def _wait_until_ready(client: httpx2.Client, base: str) -> None:
+    """Tiles are read from the store once phase 2 has opened it (migrated, the log adopted)."""
+    deadline = time.monotonic() + 300
+    while (answer := client.get(f"{base}/readyz")).status_code != 200:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"serve --http never became ready: {answer.text}")
+        time.sleep(0.2)
 
 
 def witness_round_trips(base: str, db_path: Path, signer: Signer, cosigner: Signer, origin: str) -> None:
