@@ -61,6 +61,15 @@ def test_a_failing_migration_rolls_back_whole(db: Database) -> None:
     assert [m.name for m in pending(db, [FIRST, BROKEN])] == ["0003_broken"]
 
 
+def test_what_is_pending_applies_all_or_none(db: Database) -> None:
+    migrate(db, [FIRST])
+    with pytest.raises(OperationalError, match="nowhere"):
+        migrate(db, [FIRST, SECOND, BROKEN])
+    assert "b" not in _tables(db)  # applied before the failure in the same run, and rolled back
+    assert applied(db) == ["0001_a"]
+    assert migrate(db, [FIRST, SECOND]) == ["0002_b"]
+
+
 def test_duplicate_names_are_refused(db: Database) -> None:
     with pytest.raises(StorageError, match="unique"):
         migrate(db, [FIRST, FIRST])

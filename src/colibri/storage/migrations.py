@@ -1,6 +1,9 @@
-"""Versioned migrations: ordered, named, each in its own transaction, recorded in the database.
+"""Versioned migrations: ordered, named, recorded in the database.
 
-Applying the list twice is a no-op; a failing migration rolls back and leaves no trace.
+Applying the list twice is a no-op. What is pending is applied in one transaction, all or none: a
+failing migration leaves no trace, nor do those before it in the same run, and a new store pays
+for one commit instead of one per migration (each a sync of the file: part of every cold start
+on a fresh store).
 The runner is the same for every backend; each backend has its own list of migrations
 (its DDL), gathered per backend by the catalogue (tools/catalog.py).
 """
@@ -38,14 +41,15 @@ def pending(db: Database, migrations: Sequence[Migration]) -> list[Migration]:
 
 
 def migrate(db: Database, migrations: Sequence[Migration]) -> list[str]:
-    """Apply what is pending, in order; return the names applied."""
+    """Apply what is pending, in order, in one transaction; return the names applied."""
     _check_unique(migrations)
     db.execute(_LEDGER)
     names = []
-    for migration in migrations:
-        with db.atomic() as conn:
-            # Checked inside the write lock: another process may have just applied it.
-            if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)).fetchone():
+    with db.atomic() as conn:
+        # Read inside the write lock: another process may have just applied some.
+        done = {row[0] for row in conn.execute(db.dialect.applied_migrations)}
+        for migration in migrations:
+            if migration.name in done:
                 continue
             for statement in migration.statements:
                 conn.execute(statement)
@@ -53,7 +57,7 @@ def migrate(db: Database, migrations: Sequence[Migration]) -> list[str]:
                 "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
                 (migration.name, datetime.now(UTC).isoformat()),
             )
-        names.append(migration.name)
+            names.append(migration.name)
     return names
 
 
