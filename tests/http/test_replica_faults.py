@@ -48,6 +48,16 @@ def _check_store(url: str, env: dict[str, str], acknowledged: set[str]) -> None:
     assert verified.returncode == 0 and "VALID" in verified.stdout, verified.stdout + verified.stderr
 
 
+def _team_replica(
+    tmp_path: Path, postgres_server: pg.PostgresServer
+) -> tuple[str, dict[str, str], str, HttpServer]:
+    """A replica on a database of its own, with a token named `team` (not yet waited for)."""
+    url = postgres_server.new_database()
+    env = http_env(tmp_path, COLIBRI_DB_URL=url)
+    token = make_token(env, "team")
+    return url, env, token, start_server(env, tmp_path)
+
+
 async def _writer(
     server: HttpServer, token: str | None, index: int, acknowledged: set[str], stop: anyio.Event
 ) -> None:
@@ -70,10 +80,7 @@ async def _writer(
 async def test_a_replica_killed_inside_a_grouped_commit_loses_no_acknowledged_write(
     tmp_path: Path, postgres_server: pg.PostgresServer
 ) -> None:
-    url = postgres_server.new_database()
-    env = http_env(tmp_path, COLIBRI_DB_URL=url)
-    token = make_token(env, "team")
-    server = start_server(env, tmp_path)
+    url, env, token, server = _team_replica(tmp_path, postgres_server)
     acknowledged: set[str] = set()
     stop = anyio.Event()
     try:
@@ -115,10 +122,7 @@ async def test_a_replica_killed_inside_a_grouped_commit_loses_no_acknowledged_wr
 async def test_a_connection_dropped_mid_burst_is_survived(
     tmp_path: Path, postgres_server: pg.PostgresServer
 ) -> None:
-    url = postgres_server.new_database()
-    env = http_env(tmp_path, COLIBRI_DB_URL=url)
-    token = make_token(env, "team")
-    server = start_server(env, tmp_path)
+    url, env, token, server = _team_replica(tmp_path, postgres_server)
     acknowledged: set[str] = set()
     stop = anyio.Event()
     try:

@@ -2,7 +2,7 @@
 
 The system tools and refusals are answered on the event loop; their rows wait here (appended
 from the event loop, taken by the worker) and are written whole, with their log entries, by
-`write_finished`. Written inside a transaction other calls share (the chain's group commit),
+`audit_rows.write_finished`. Written inside a transaction other calls share (the chain's group commit),
 they stay "unsettled" until it ends: a rollback puts them back to wait for the next attempt.
 """
 
@@ -12,8 +12,7 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from colibri.core.database import Connection
-from colibri.storage.audit_rows import FinishedCall, LogAction
+from colibri.storage.audit_rows import FinishedCall
 
 log = logging.getLogger("colibri.audit")
 
@@ -55,35 +54,3 @@ class LaterRows:
         rows, self._unsettled = self._unsettled, []
         if rows and not committed:
             self.put_back(rows)
-
-
-def write_finished(conn: Connection, rows: Sequence[FinishedCall], on_finished: LogAction) -> None:
-    """Insert the rows and log each. Every INSERT is sent before the first number is read, so
-    on PostgreSQL all of them cost one round trip."""
-    inserted = [
-        conn.execute(
-            "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash,"
-            " started_at, duration_ms, principal, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " RETURNING sequence_no",
-            _values(r),
-        )
-        for r in rows
-    ]
-    for r, cursor in zip(rows, inserted, strict=True):
-        on_finished(
-            conn,
-            int(cursor.fetchone()[0]),
-            r.correlation_id,
-            r.tool,
-            r.arguments,
-            r.outcome,
-            r.result_hash,
-            r.started_at,
-            r.duration_ms,
-            r.principal,
-        )
-
-
-def _values(r: FinishedCall) -> tuple[object, ...]:
-    return (r.correlation_id, r.tool, r.arguments, r.outcome, r.result_hash, r.started_at, r.duration_ms,
-            r.principal, r.trace_id)  # fmt: skip

@@ -34,16 +34,19 @@ from colibri.core.errors import StorageError
 from colibri.core.modes import writes_allowed
 from colibri.core.state import ServerState
 from colibri.storage import Connection, Cursor, Database, Migration
-from colibri.storage.audit_later import LaterRows, write_finished
+from colibri.storage.audit_later import LaterRows
 from colibri.storage.audit_outcomes import SQLITE as GATEWAY_OUTCOMES
 from colibri.storage.audit_rows import (
     FinishedCall,
     LogAction,
     close_running,
     insert_finished,
+    log_finished,
     mark_interrupted,
     not_logged,
     open_running,
+    send_open,
+    write_finished,
 )
 from colibri.storage.errors import BusyError
 
@@ -171,11 +174,7 @@ class AuditLog:
             )
             return row
         row.in_transaction = db.in_transaction
-        row.number = db.execute(
-            "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id)"
-            " VALUES (?, ?, ?, 'running', ?, ?, ?) RETURNING sequence_no",
-            (correlation_id, tool, arguments, row.started_at, principal, trace_id),
-        )
+        row.number = send_open(db, correlation_id, tool, arguments, principal, row.started_at, trace_id)
         if not db.dialect.pipelined:
             row.sequence_no  # noqa: B018 - read now: an unread INSERT ... RETURNING blocks SQLite
         return row
@@ -193,9 +192,7 @@ class AuditLog:
             "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ? WHERE sequence_no = ?",
             (outcome, result_hash, duration_ms, sequence_no),
         )
-        self._on_finished(
-            db,
-            sequence_no,
+        closed = FinishedCall(
             row.correlation_id,
             row.tool,
             row.arguments,
@@ -205,6 +202,7 @@ class AuditLog:
             duration_ms,
             row.principal,
         )
+        log_finished(db, sequence_no, closed, self._on_finished)
 
     def exit(self, sequence_no: int | None, outcome: str, result_hash: str, duration_ms: float) -> None:
         db = self._db()

@@ -8,10 +8,11 @@ with its outcome, a finished row written whole, and the sweep of rows a dead pro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from colibri.core.database import Connection, Database
+from colibri.core.database import Connection, Cursor, Database
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,30 @@ def not_logged(*_: object) -> object:
     return None
 
 
+_OPEN = (
+    "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id)"
+    " VALUES (?, ?, ?, 'running', ?, ?, ?) RETURNING sequence_no"
+)
+_FINISHED = (
+    "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms,"
+    " principal, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING sequence_no"
+)
+
+
+def send_open(  # noqa: PLR0917 - positional in the order the audit row holds them
+    conn: Connection,
+    correlation_id: str,
+    tool: str,
+    arguments: str,
+    principal: str,
+    started_at: str,
+    trace_id: str | None = None,
+) -> Cursor:
+    """Insert a call's row, `running`; its sequence_no is the cursor's one row, read when needed
+    (on PostgreSQL the statement is pipelined: reading it waits for the server)."""
+    return conn.execute(_OPEN, (correlation_id, tool, arguments, started_at, principal, trace_id))
+
+
 def open_running(  # noqa: PLR0917 - positional in the order the audit row holds them
     conn: Connection,
     correlation_id: str,
@@ -62,13 +87,24 @@ def open_running(  # noqa: PLR0917 - positional in the order the audit row holds
     trace_id: str | None = None,
 ) -> int:
     """Open a call's row, `running`, before the call runs; returns its sequence_no."""
-    cursor = conn.execute(
-        "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id)"
-        " VALUES (?, ?, ?, 'running', ?, ?, ?)",
-        (correlation_id, tool, arguments, started_at, principal, trace_id),
+    cursor = send_open(conn, correlation_id, tool, arguments, principal, started_at, trace_id)
+    return int(cursor.fetchone()[0])
+
+
+def log_finished(conn: Connection, sequence_no: int, row: FinishedCall, on_finished: LogAction) -> None:
+    """Hand a row that reached its final outcome to the log's appender, in the caller's transaction."""
+    on_finished(
+        conn,
+        sequence_no,
+        row.correlation_id,
+        row.tool,
+        row.arguments,
+        row.outcome,
+        row.result_hash,
+        row.started_at,
+        row.duration_ms,
+        row.principal,
     )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
 
 
 def close_running(  # noqa: PLR0917 - positional in the order the audit row holds them
@@ -90,54 +126,34 @@ def close_running(  # noqa: PLR0917 - positional in the order the audit row hold
     if row is None:
         return False
     correlation_id, tool, arguments, started_at, principal = row
-    on_finished(
-        conn,
-        sequence_no,
-        correlation_id,
-        tool,
-        arguments,
-        outcome,
-        result_hash,
-        started_at,
-        duration_ms,
-        principal,
+    closed = FinishedCall(
+        correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms, principal
     )
+    log_finished(conn, sequence_no, closed, on_finished)
     return True
 
 
 def insert_finished(conn: Connection, row: FinishedCall, on_finished: LogAction = not_logged) -> int:
     """Write a finished call's row whole, and its log entry, inside the caller's transaction;
     returns its sequence_no."""
-    cursor = conn.execute(
-        "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at,"
-        " duration_ms, principal, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            row.correlation_id,
-            row.tool,
-            row.arguments,
-            row.outcome,
-            row.result_hash,
-            row.started_at,
-            row.duration_ms,
-            row.principal,
-            row.trace_id,
-        ),
-    )
-    sequence_no = cursor.lastrowid
-    assert sequence_no is not None
-    on_finished(
-        conn,
-        sequence_no,
-        row.correlation_id,
-        row.tool,
-        row.arguments,
-        row.outcome,
-        row.result_hash,
-        row.started_at,
-        row.duration_ms,
-        row.principal,
-    )
-    return sequence_no
+    return write_finished(conn, [row], on_finished)[0]
+
+
+def write_finished(
+    conn: Connection, rows: Sequence[FinishedCall], on_finished: LogAction = not_logged
+) -> list[int]:
+    """Insert the rows and log each; returns their numbers. Every INSERT is sent before the first
+    number is read, so on PostgreSQL all of them cost one round trip."""
+    inserted = [conn.execute(_FINISHED, _values(row)) for row in rows]
+    numbers = [int(cursor.fetchone()[0]) for cursor in inserted]
+    for row, sequence_no in zip(rows, numbers, strict=True):
+        log_finished(conn, sequence_no, row, on_finished)
+    return numbers
+
+
+def _values(r: FinishedCall) -> tuple[object, ...]:
+    return (r.correlation_id, r.tool, r.arguments, r.outcome, r.result_hash, r.started_at, r.duration_ms,
+            r.principal, r.trace_id)  # fmt: skip
 
 
 def mark_interrupted(
