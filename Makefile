@@ -120,8 +120,12 @@ go-toolchain:
 
 npm: $(NPM_STAMPS)
 
+# Most tests wait on the real processes they start, so 4 workers keep 2 cores busy; each worker has
+# its own PostgreSQL server (a session fixture). Tests that hold a time bound of the spec (`serial`)
+# run afterwards, alone, so the others' load cannot make them miss it.
 test: lint npm node22 postgres-binaries chromium go-toolchain
-	$(BIN)/pytest
+	$(BIN)/pytest -n 4 --dist worksteal -m "not serial"
+	$(BIN)/pytest -m serial
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -125,6 +125,7 @@ def test_phase_2_boots_on_both_transports(transport: str, tmp_path: Path) -> Non
         assert health["db_tables"] > 0
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_an_inline_calls_row_is_committed_within_a_second_with_no_call_after_it(
     transport: str, tmp_path: Path

@@ -128,6 +128,7 @@ def test_stdout_carries_only_json_rpc_and_sigterm_stops_everything(tmp_path: Pat
 CLIENT_GRACE_S = 2.0
 
 
+@pytest.mark.serial
 def test_closing_stdin_stops_a_downstream_that_outlives_its_input_within_the_clients_grace(
     tmp_path: Path,
 ) -> None:
