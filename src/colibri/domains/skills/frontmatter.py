@@ -99,16 +99,23 @@ def load(yaml_text: str) -> Frontmatter:
 
 def _check_shape(yaml_text: str) -> None:
     """Refuse nesting deeper than MAX_DEPTH and more than MAX_ALIASES aliases, reading events only."""
+    try:
+        _count_events(yaml_text)
+    except yaml.MarkedYAMLError as exc:
+        # PyYAML 6.0.4 stops flow nesting past its own limit while scanning ahead, before this count
+        # sees the 33rd level: the same refusal, in the same words.
+        if "maximum nesting depth" not in (exc.problem or ""):
+            raise
+        raise SkillFileError("invalid_yaml", _too_deep(exc.problem_mark)) from None
+
+
+def _count_events(yaml_text: str) -> None:
     depth = aliases = 0
     for event in yaml.parse(yaml_text, Loader=_SafeLoader):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
-                raise SkillFileError(
-                    "invalid_yaml",
-                    f"the frontmatter nests lists or maps more than {MAX_DEPTH} levels deep "
-                    f"(from line {_line(event.start_mark)}); skill fields are at most two levels deep",
-                )
+                raise SkillFileError("invalid_yaml", _too_deep(event.start_mark))
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
         elif isinstance(event, yaml.AliasEvent):
@@ -119,6 +126,13 @@ def _check_shape(yaml_text: str) -> None:
                     f"the frontmatter uses more than {MAX_ALIASES} YAML aliases (*name); write the values "
                     "out instead",
                 )
+
+
+def _too_deep(mark: Any) -> str:
+    return (
+        f"the frontmatter nests lists or maps more than {MAX_DEPTH} levels deep (from line {_line(mark)}); "
+        "skill fields are at most two levels deep"
+    )
 
 
 def _line(mark: Any) -> int | str:
