@@ -42,10 +42,10 @@ def test_an_existing_store_keeps_its_rows_and_takes_the_new_outcomes(
     try:
         with db.atomic() as conn:
             first = insert_finished(conn, _row("ok"), log_action)
-            running = open_running(conn, "c-run", "task_list", "{}", "local", "then")
+            running = int(open_running(conn, "c-run", "task_list", "{}", "local", "then").fetchone()[0])
             insert_finished(conn, _row("denied"), log_action)
             # The highest number ever given, above every row left: a row not yet in the log, gone.
-            gone = open_running(conn, "c-gone", "task_list", "{}", "local", "then")
+            gone = int(open_running(conn, "c-gone", "task_list", "{}", "local", "then").fetchone()[0])
             conn.execute("DELETE FROM actions WHERE sequence_no = ?", (gone,))
         with pytest.raises(IntegrityError), db.atomic() as conn:
             insert_finished(conn, _row("timeout"), log_action)

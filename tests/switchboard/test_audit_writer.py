@@ -39,7 +39,7 @@ class CountingWriter(Writer):
 
 
 def opening(name: str) -> Any:
-    return lambda conn: open_running(conn, name, "git.commit", "{}", "ci", "then")
+    return lambda conn: int(open_running(conn, name, "git.commit", "{}", "ci", "then").fetchone()[0])
 
 
 def rows(store: Path) -> list[str]:

@@ -45,7 +45,6 @@ from colibri.storage.audit_rows import (
     mark_interrupted,
     not_logged,
     open_running,
-    send_open,
     write_finished,
 )
 from colibri.storage.errors import BusyError
@@ -174,7 +173,7 @@ class AuditLog:
             )
             return row
         row.in_transaction = db.in_transaction
-        row.number = send_open(db, correlation_id, tool, arguments, principal, row.started_at, trace_id)
+        row.number = open_running(db, correlation_id, tool, arguments, principal, row.started_at, trace_id)
         if not db.dialect.pipelined:
             row.sequence_no  # noqa: B018 - read now: an unread INSERT ... RETURNING blocks SQLite
         return row

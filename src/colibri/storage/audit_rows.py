@@ -63,20 +63,6 @@ _FINISHED = (
 )
 
 
-def send_open(  # noqa: PLR0917 - positional in the order the audit row holds them
-    conn: Connection,
-    correlation_id: str,
-    tool: str,
-    arguments: str,
-    principal: str,
-    started_at: str,
-    trace_id: str | None = None,
-) -> Cursor:
-    """Insert a call's row, `running`; its sequence_no is the cursor's one row, read when needed
-    (on PostgreSQL the statement is pipelined: reading it waits for the server)."""
-    return conn.execute(_OPEN, (correlation_id, tool, arguments, started_at, principal, trace_id))
-
-
 def open_running(  # noqa: PLR0917 - positional in the order the audit row holds them
     conn: Connection,
     correlation_id: str,
@@ -85,10 +71,11 @@ def open_running(  # noqa: PLR0917 - positional in the order the audit row holds
     principal: str,
     started_at: str,
     trace_id: str | None = None,
-) -> int:
-    """Open a call's row, `running`, before the call runs; returns its sequence_no."""
-    cursor = send_open(conn, correlation_id, tool, arguments, principal, started_at, trace_id)
-    return int(cursor.fetchone()[0])
+) -> Cursor:
+    """Open a call's row, `running`, before the call runs. Its sequence_no is the cursor's one row,
+    read when needed (`int(cursor.fetchone()[0])`): on PostgreSQL the statement is pipelined, and
+    reading it waits for the server."""
+    return conn.execute(_OPEN, (correlation_id, tool, arguments, started_at, principal, trace_id))
 
 
 def log_finished(conn: Connection, sequence_no: int, row: FinishedCall, on_finished: LogAction) -> None:

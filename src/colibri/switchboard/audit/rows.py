@@ -93,7 +93,7 @@ class Audit(Observer):
         record = _record(call)
 
         def opening(conn: Connection) -> int:
-            return open_running(
+            opened = open_running(
                 conn,
                 record.correlation_id,
                 target,
@@ -102,6 +102,7 @@ class Audit(Observer):
                 record.started_at,
                 record.trace_id,
             )
+            return int(opened.fetchone()[0])
 
         try:
             written = self._writer.write(opening)
