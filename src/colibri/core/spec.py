@@ -113,7 +113,8 @@ class Tool:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        return model_schema(self.input_model)
+        """The arguments' JSON Schema, as tools/list sends it (made on first use, or adopted)."""
+        return self.made_input_schema()
 
     @property
     def idempotent_effect(self) -> bool:
@@ -122,6 +123,19 @@ class Tool:
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:
+        """The result's JSON Schema, as tools/list sends it (made on first use, or adopted)."""
+        return self.made_output_schema()
+
+    def adopt_schemas(self, input_schema: dict[str, Any], output_schema: dict[str, Any]) -> None:
+        """Serve schemas made earlier from these same models (colibri.tools.snapshot) instead of
+        making them again: pydantic's schema generation is most of a cold start's own work."""
+        self.__dict__["input_schema"] = input_schema  # where cached_property keeps its value
+        self.__dict__["output_schema"] = output_schema
+
+    def made_input_schema(self) -> dict[str, Any]:
+        return model_schema(self.input_model)
+
+    def made_output_schema(self) -> dict[str, Any]:
         """Every envelope `structuredContent` can hold: success (for Pattern B, a result or a refusal)
         or the Pattern A error. Clients check it even on errors, so both must be admitted; the root
         stays an object schema, as MCP requires of an output schema."""

@@ -17,8 +17,10 @@ from colibri.storage import Migration
 from colibri.storage.audit_log import MIGRATIONS as AUDIT_MIGRATIONS
 from colibri.storage.audit_postgres import POSTGRES_MIGRATIONS as AUDIT_POSTGRES_MIGRATIONS
 from colibri.storage.errors import SchemaError
+from colibri.tools import snapshot
 
 TOOLS: list[Tool] = [*system.TOOLS, *tasks.TOOLS, *trail.TOOLS, *proofs.TOOLS, *skills.TOOLS]
+snapshot.adopt(TOOLS)  # their schemas as made when the models last changed, not made again here
 
 MIGRATIONS: list[Migration] = sorted(
     [
