@@ -8,6 +8,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,44 @@ async def sequential_calls(
             samples.append(time.perf_counter() - start)
             if result.is_error:
                 raise RuntimeError(f"{tool} failed during the benchmark: {result.content}")
+    return samples
+
+
+@dataclass(frozen=True)
+class Target:
+    """A server and the call to time on it."""
+
+    params: StdioServerParameters
+    tool: str
+    arguments: dict[str, Any]
+
+
+async def alternating_calls(
+    targets: dict[str, Target], n: int, *, rounds: int = 20, warmup: int = 50
+) -> dict[str, list[float]]:
+    """Latency in seconds of n sequential calls to each target. Every connection stays open and the
+    targets take turns in blocks of n // rounds calls (the order reversed every other round), so a
+    change in the machine's load during the run weighs on each alike; timed one after the other,
+    the same server's ratio to the bare echo swung by ±0.15 between runs."""
+    async with AsyncExitStack() as stack:
+        clients = {}
+        for name, target in targets.items():
+            client = await stack.enter_async_context(Client(target.params, mode="legacy"))
+            await client.list_tools()
+            for _ in range(warmup):
+                await client.call_tool(target.tool, target.arguments)
+            clients[name] = client
+        samples: dict[str, list[float]] = {name: [] for name in targets}
+        names = list(targets)
+        for round_number in range(rounds):
+            for name in names if round_number % 2 == 0 else names[::-1]:
+                client, target = clients[name], targets[name]
+                for _ in range(n // rounds):
+                    start = time.perf_counter()
+                    result = await client.call_tool(target.tool, target.arguments)
+                    samples[name].append(time.perf_counter() - start)
+                    if result.is_error:
+                        raise RuntimeError(f"{target.tool} failed during the benchmark: {result.content}")
     return samples
 
 
