@@ -16,15 +16,13 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import time
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 
 from bench.bench_switchboard import switchboard_params, wait_healthy, write_config
-from bench.common import echo_params, percentile
+from bench.common import Target, alternating_calls, echo_params, percentile
 
 BLOCK = 200
 WARMUP = 50
@@ -41,27 +39,10 @@ def from_tree(source: Path) -> StdioServerParameters:
 
 
 async def compare(sources: list[Path], rounds: int) -> dict[str, list[float]]:
-    lanes = {"direct": (echo_params(), "echo")}
+    targets = {"direct": Target(echo_params(), "echo", {"i": 1})}
     for label, source in zip("AB", sources, strict=True):
-        lanes[f"{label} {source}"] = (from_tree(source), "echo.echo")
-    async with AsyncExitStack() as stack:
-        clients = {}
-        for name, (params, tool) in lanes.items():
-            client = await stack.enter_async_context(Client(params, mode="legacy"))
-            if name != "direct":
-                await wait_healthy(client)
-            for index in range(WARMUP):
-                await client.call_tool(tool, {"i": -index})
-            clients[name] = (client, tool)
-        samples: dict[str, list[float]] = {name: [] for name in clients}
-        for round_no in range(rounds):
-            order = list(clients.items())
-            for name, (client, tool) in order if round_no % 2 == 0 else reversed(order):
-                for index in range(BLOCK):
-                    started = time.perf_counter()
-                    await client.call_tool(tool, {"i": index})
-                    samples[name].append(time.perf_counter() - started)
-    return samples
+        targets[f"{label} {source}"] = Target(from_tree(source), "echo.echo", {"i": 1}, ready=wait_healthy)
+    return await alternating_calls(targets, BLOCK * rounds, rounds=rounds, warmup=WARMUP)
 
 
 def main(argv: list[str]) -> int:

@@ -21,14 +21,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
 
-from bench.common import ECHO_SERVER, echo_params, line, percentile, rate
+from bench.common import ECHO_SERVER, Target, alternating_calls, echo_params, line, percentile, rate
 from colibri.domains.log.keys import write_key_file
 from colibri.domains.log.note import Signer
 
@@ -148,33 +147,17 @@ async def direct_http_rate() -> float:
 async def interleaved(
     configs: dict[str, Path], n: int, rounds: int = 20, warmup: int = 50
 ) -> dict[str, list[float]]:
-    """Sequential calls direct (both eras) and through each switchboard, in alternating blocks.
-
-    All the connections stay open and take turns, so a change in the load of the machine during
-    the run weighs on each alike instead of on whichever was measured at that moment.
-    """
-    async with AsyncExitStack() as stack:
-        targets = {
-            "direct": (await stack.enter_async_context(Client(echo_params(), mode="legacy")), "echo"),
-            "auto": (await stack.enter_async_context(Client(echo_params(), mode="auto")), "echo"),
-        }
-        for name, config in configs.items():
-            routed = await stack.enter_async_context(Client(switchboard_params(config), mode="legacy"))
-            await wait_healthy(routed)
-            targets[name] = (routed, "echo.echo")
-        for client, tool in targets.values():
-            for i in range(warmup):
-                await client.call_tool(tool, {"i": -i})
-        samples: dict[str, list[float]] = {name: [] for name in targets}
-        for _ in range(rounds):
-            for name, (client, tool) in targets.items():
-                for i in range(n // rounds):
-                    start = time.perf_counter()
-                    result = await client.call_tool(tool, {"i": i})
-                    samples[name].append(time.perf_counter() - start)
-                    if result.is_error:
-                        raise RuntimeError(f"echo failed ({name}): {result.content}")
-    return samples
+    """Sequential calls direct (both eras) and through each switchboard, taking turns in blocks
+    (common.alternating_calls), so a change in the load of the machine during the run weighs on each
+    alike instead of on whichever was measured at that moment."""
+    arguments = {"i": 1}
+    targets = {
+        "direct": Target(echo_params(), "echo", arguments),
+        "auto": Target(echo_params(), "echo", arguments, mode="auto"),
+    }
+    for name, config in configs.items():
+        targets[name] = Target(switchboard_params(config), "echo.echo", arguments, ready=wait_healthy)
+    return await alternating_calls(targets, n, rounds=rounds, warmup=warmup)
 
 
 def report_run(number: int, samples: dict[str, list[float]]) -> dict[str, float]:

@@ -7,7 +7,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,11 +70,14 @@ async def sequential_calls(
 
 @dataclass(frozen=True)
 class Target:
-    """A server and the call to time on it."""
+    """A server and the call to time on it; `ready` is awaited once connected, before the warm-up
+    (a switchboard: until its downstream is healthy)."""
 
     params: StdioServerParameters
     tool: str
     arguments: dict[str, Any]
+    mode: str = "legacy"
+    ready: Callable[[Client], Awaitable[None]] | None = None
 
 
 async def alternating_calls(
@@ -87,8 +90,10 @@ async def alternating_calls(
     async with AsyncExitStack() as stack:
         clients = {}
         for name, target in targets.items():
-            client = await stack.enter_async_context(Client(target.params, mode="legacy"))
+            client = await stack.enter_async_context(Client(target.params, mode=target.mode))
             await client.list_tools()
+            if target.ready is not None:
+                await target.ready(client)
             for _ in range(warmup):
                 await client.call_tool(target.tool, target.arguments)
             clients[name] = client
