@@ -86,7 +86,7 @@ async def alternating_calls(
     """Latency in seconds of n sequential calls to each target. Every connection stays open and the
     targets take turns in blocks of n // rounds calls (the order reversed every other round), so a
     change in the machine's load during the run weighs on each alike; timed one after the other,
-    the same server's ratio to the bare echo swung by ±0.15 between runs."""
+    one tree's server_ping / echo gave 1.21 to 1.45 in three runs."""
     async with AsyncExitStack() as stack:
         clients = {}
         for name, target in targets.items():
