@@ -3,17 +3,19 @@ load it while the log itself may still be loading)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from colibri.core.spec import Model
 
 
-class LogDifference(BaseModel):
+class LogDifference(Model):
     """The first log entry that no longer matches the row it logs."""
 
     index: int = Field(ge=0, description="0-based index of the entry in the verifiable log.")
     reason: str
 
 
-class LogStatus(BaseModel):
+class LogStatus(Model):
     """The verifiable log rechecked: the stored tree against the entries, the entries against the rows."""
 
     size: int = Field(ge=0, description="Entries in the log (thought records and finished calls).")

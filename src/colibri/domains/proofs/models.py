@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, StrictStr
+from pydantic import Field, StrictStr
 
-from colibri.core.spec import Arguments
+from colibri.core.spec import Arguments, Model
 from colibri.domains.proofs.merkle import ALGORITHM
 from colibri.domains.trail.api import RECORD_ID_PATTERN, Text
 
@@ -51,7 +51,7 @@ class SessionStartArgs(Arguments):
     ] = None
 
 
-class SessionStarted(BaseModel):
+class SessionStarted(Model):
     """A new, open audit session."""
 
     session_id: str = Field(description="Pass this to thought_record, merkle_finalize and merkle_root.")
@@ -64,7 +64,7 @@ class FinalizeArgs(Arguments):
     session_id: SessionIdIn
 
 
-class Finalized(BaseModel):
+class Finalized(Model):
     """A sealed session and its Merkle root."""
 
     session_id: str
@@ -88,7 +88,7 @@ class RootArgs(Arguments):
     ] = None
 
 
-class InclusionProof(BaseModel):
+class InclusionProof(Model):
     """An RFC 9162 §2.1.3 inclusion proof of one record in its session's sealed tree."""
 
     leaf_index: int = Field(ge=0, description="0-based position of the record among the session's leaves.")
@@ -99,7 +99,7 @@ class InclusionProof(BaseModel):
     )
 
 
-class RootAnswer(BaseModel):
+class RootAnswer(Model):
     """A sealed root, with a proof when a record was named."""
 
     root: Hash

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr
+from pydantic import AfterValidator, ConfigDict, Field, StrictStr
 from pydantic.json_schema import SkipJsonSchema
 
-from colibri.core.spec import Arguments
+from colibri.core.spec import Arguments, Model
 from colibri.core.text import printable
 from colibri.domains.skills.problems import ProblemCode
 
@@ -39,7 +39,7 @@ class SkillListArguments(Arguments):
     )
 
 
-class Skill(BaseModel):
+class Skill(Model):
     """One installed skill, as its SKILL.md frontmatter declares it (the Markdown body is not included)."""
 
     model_config = ConfigDict(frozen=True, serialize_by_alias=True, validate_by_name=True)
@@ -83,7 +83,7 @@ class Skill(BaseModel):
     )
 
 
-class SkillProblem(BaseModel):
+class SkillProblem(Model):
     """A SKILL.md or folder that was skipped, and why."""
 
     model_config = ConfigDict(frozen=True)
@@ -93,7 +93,7 @@ class SkillProblem(BaseModel):
     reason: Printable = Field(description="What is wrong and what would make it right.")
 
 
-class SkillList(BaseModel):
+class SkillList(Model):
     skills: list[Skill] = Field(
         description="Valid skills, sorted by name; on a name clash the earlier root wins."
     )

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from colibri.core.spec import Arguments
+from colibri.core.spec import Arguments, Model
 
 ModeName = Literal["FULL", "READONLY", "TEST", "MINIMAL"]
 
@@ -13,13 +13,13 @@ class NoArguments(Arguments):
     """This tool takes no arguments; extra fields are ignored."""
 
 
-class Ping(BaseModel):
+class Ping(Model):
     version: str
     mode: ModeName
     uptime_ms: int = Field(ge=0)
 
 
-class Health(BaseModel):
+class Health(Model):
     """Exactly six fields, nothing more (SPEC §3)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
+from colibri.core.spec import Model
 from colibri.domains.tasks.states import Status
 
 Priority = Literal["critical", "high", "medium", "low"]
@@ -17,7 +18,7 @@ TASK_ID_PATTERN = r"^T-[1-9][0-9]*$"
 TaskIdOut = Annotated[str, Field(description="Task id, e.g. T-1.", examples=["T-1"])]
 
 
-class Task(BaseModel):
+class Task(Model):
     """One task, as every task tool returns it."""
 
     id: TaskIdOut
@@ -42,7 +43,7 @@ FieldValue = str | list[str] | None
 FieldChange = TypedDict("FieldChange", {"from": FieldValue, "to": FieldValue})
 
 
-class HistoryEntry(BaseModel):
+class HistoryEntry(Model):
     """One change to a task: the version it produced and each field's old and new value."""
 
     version: int = Field(description="The task's version after this change.")
@@ -64,7 +65,7 @@ class TaskDetail(Task):
     blocks: list[TaskIdOut] = Field(description="Ids of the tasks that list this one in their depends_on.")
 
 
-class TaskPage(BaseModel):
+class TaskPage(Model):
     """task_list: one page of tasks, oldest first."""
 
     tasks: list[Task]
@@ -73,7 +74,7 @@ class TaskPage(BaseModel):
     )
 
 
-class Action(BaseModel):
+class Action(Model):
     """One thing to do now."""
 
     task: Task
@@ -84,7 +85,7 @@ class Action(BaseModel):
     unblocks: int = Field(description="How many open tasks transitively wait on this one.")
 
 
-class BlockedTask(BaseModel):
+class BlockedTask(Model):
     """A task that cannot be worked on now, and what it waits for."""
 
     task_id: TaskIdOut
@@ -94,7 +95,7 @@ class BlockedTask(BaseModel):
     reason: str
 
 
-class NextActions(BaseModel):
+class NextActions(Model):
     """task_next_actions: ranked suggestions and the tasks that are stuck."""
 
     actions: list[Action] = Field(description="continue first, then review, then start; best first.")

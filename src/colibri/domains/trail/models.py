@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Self
 
-from pydantic import AfterValidator, BaseModel, Field, StrictInt, StrictStr, model_validator
+from pydantic import AfterValidator, Field, StrictInt, StrictStr, model_validator
 
 from colibri.core.cursor import MAX_SEQ, decode_cursor
-from colibri.core.spec import Arguments
+from colibri.core.spec import Arguments, Model
 from colibri.domains.log.api import LogStatus
 from colibri.domains.trail.text import Text
 
@@ -55,7 +55,7 @@ class ThoughtRecordArgs(Arguments):
     )
 
 
-class ThoughtRecorded(BaseModel):
+class ThoughtRecorded(Model):
     """Where the new record sits in the hash chain."""
 
     record_id: str = Field(description="rec_ + the first 24 hex digits of hash; use it with merkle_root.")
@@ -78,7 +78,7 @@ class ListArgs(Arguments):
     )
 
 
-class Record(BaseModel):
+class Record(Model):
     """A stored record with every field (as stored: a tampered row is shown as it is)."""
 
     record_id: str
@@ -97,7 +97,7 @@ class Record(BaseModel):
     )
 
 
-class RecordPage(BaseModel):
+class RecordPage(Model):
     """One page of records."""
 
     records: list[Record] = Field(description="Oldest first (ascending seq).")
@@ -126,7 +126,7 @@ class VerifyArgs(Arguments):
         return self
 
 
-class ChainBreak(BaseModel):
+class ChainBreak(Model):
     """The first place where the stored chain stops matching its hashes."""
 
     seq: int = Field(description="Where the chain breaks.")
@@ -138,7 +138,7 @@ class ChainBreak(BaseModel):
     found: str | int | None = Field(description="What is stored (null: nothing).")
 
 
-class SealStatus(BaseModel):
+class SealStatus(Model):
     """A sealed session's stored root beside the root recomputed now."""
 
     session_id: str
@@ -153,7 +153,7 @@ class SealStatus(BaseModel):
     valid: bool = Field(description="Roots, leaf counts and the stored tree all match.")
 
 
-class Verification(BaseModel):
+class Verification(Model):
     """The outcome of audit_verify_chain."""
 
     valid: bool = Field(
