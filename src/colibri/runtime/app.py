@@ -61,6 +61,8 @@ class App:
             tool.output_schema  # noqa: B018
 
     async def wait_ready(self) -> None:
+        if self.ready.is_set():  # every call after boot: no cancel scope, no trip round the loop
+            return
         with anyio.move_on_after(PHASE2_WAIT_S):
             await self.ready.wait()
 
