@@ -87,3 +87,54 @@ async def test_a_stdio_session_on_sqlite_loads_nothing_beyond_what_the_sdk_bring
     assert "cryptography" in brought_by_sdk  # so Ed25519 below costs a submodule, not a package
     assert "cryptography.hazmat.primitives.asymmetric.ed25519" in served
     assert "cryptography.hazmat.primitives.serialization.ssh" not in served
+
+
+# Boot, answer tools/list as the server does, then call one tool: which domain modules are loaded
+# at each point. In a fresh interpreter, so that no other test has imported them already.
+_LIST_THEN_CALL = """
+import json, sys
+import anyio
+import colibri.cli, colibri.runtime.server
+from colibri.runtime.app import App
+from colibri.runtime.config import Config
+from colibri.runtime.server import describe
+
+def domain_modules():
+    return sorted(name for name in sys.modules if name.startswith("colibri.domains."))
+
+async def main():
+    app = App(Config.from_env({"COLIBRI_DB_PATH": sys.argv[1]}))
+    await app.boot()
+    listed = [describe(tool) for tool in app.admitted()]
+    assert len(listed) == 14, listed
+    at_list = domain_modules()
+    reply = await app.call("audit_session_start", {})
+    assert not reply.is_error, reply.text
+    at_call = domain_modules()
+    app.close()
+    print(json.dumps({"list": at_list, "call": at_call}))
+
+anyio.run(main)
+"""
+
+
+def test_tools_list_is_answered_before_any_handler_or_model_is_imported(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _LIST_THEN_CALL, str(tmp_path / "colibri.db")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = json.loads(done.stdout)
+    # Of the domains that serve tools (the log, tokens and pins serve none; the chain needs the log).
+    serving = ("system", "tasks", "trail", "proofs", "skills")
+    implementations = ("handlers", "models", "arguments", "repository")
+    at_list = [
+        name
+        for name in loaded["list"]
+        if name.split(".")[2] in serving and name.rsplit(".", 1)[-1] in implementations
+    ]
+    assert at_list == [], f"imported before the first call, only to list the tools: {at_list}"
+    # The first call loads what its tool names, and what that needs.
+    assert "colibri.domains.proofs.handlers" in loaded["call"]
+    assert "colibri.domains.proofs.models" in loaded["call"]

@@ -34,4 +34,4 @@ class Dispatch:
 
     @staticmethod
     def _run(tool: Tool, context: ToolContext, call: Call) -> Envelope:
-        return envelope.success(tool.handler(context, call.arguments))
+        return envelope.success(tool.handle(context, call.arguments))

@@ -23,7 +23,7 @@ class SchemaValidate:
                 issues=[{"path": "", "message": "expected an object", "type": "object_type"}],
             )
         try:
-            call.arguments = call.tool.input_model.model_validate(raw)
+            call.arguments = call.tool.arguments_model.model_validate(raw)
         except ValidationError as exc:
             issues = [_issue(error) for error in exc.errors(include_url=False)]
             summary = "; ".join(f"{i['path'] or '(arguments)'}: {i['message']}" for i in issues)

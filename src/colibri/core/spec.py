@@ -4,10 +4,17 @@ class (system, read or write), from which the modes that admit it follow.
 Domains declare their tools with `Tool(...)` beside their handlers; the chain is the only
 caller of a handler. Handlers are plain functions `(ToolContext, InputModel) -> OutputModel`
 that raise `DomainError` to refuse; they never see MCP types.
+
+A domain names its models and handler as "package.module:attribute", imported when the tool is
+first called: `initialize` and `tools/list` are answered from the tools' declarations and kept
+schemas alone (SPEC §18, nothing imported before it is needed), and the domains' handlers and
+models were most of what `colibri serve` imported beyond the SDK (60-70 ms of a ~1 s start).
 """
 
 from __future__ import annotations
 
+import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -88,17 +95,28 @@ class ToolContext:
         return self.db
 
 
+Handler = Callable[[ToolContext, Any], BaseModel]
+
+
+def load(reference: str) -> Any:
+    """The object a "package.module:attribute" reference names, its module imported now."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 @dataclass(frozen=True)
 class Tool:
     """One tool. `destructive` and `idempotent` describe a writing tool's effect (MCP annotations);
-    a reading tool is neither destructive nor anything but idempotent."""
+    a reading tool is neither destructive nor anything but idempotent. The models and the handler
+    are given as themselves or as "package.module:attribute" references, loaded on first use
+    (`arguments_model`, `result_model`, `handle`)."""
 
     name: str
     title: str
     description: str
-    input_model: type[BaseModel]
-    output_model: type[BaseModel]
-    handler: Callable[[ToolContext, Any], BaseModel]
+    input_model: type[BaseModel] | str
+    output_model: type[BaseModel] | str
+    handler: Handler | str
     pattern: ErrorPattern = ErrorPattern.A
     destructive: bool = False
     idempotent: bool = False
@@ -112,6 +130,26 @@ class Tool:
             raise ValueError(
                 f"tool {self.name!r} only reads: destructive and idempotent describe writing tools"
             )
+        for given in (self.input_model, self.output_model, self.handler):
+            if isinstance(given, str) and not _REFERENCE.fullmatch(given):
+                raise ValueError(
+                    f"tool {self.name!r}: {given!r} is not a reference like 'package.module:attribute'"
+                )
+
+    @cached_property
+    def arguments_model(self) -> type[BaseModel]:
+        model: type[BaseModel] = _loaded(self.input_model)
+        return model
+
+    @cached_property
+    def result_model(self) -> type[BaseModel]:
+        model: type[BaseModel] = _loaded(self.output_model)
+        return model
+
+    @cached_property
+    def handle(self) -> Handler:
+        handler: Handler = _loaded(self.handler)
+        return handler
 
     @property
     def writes(self) -> bool:
@@ -142,20 +180,28 @@ class Tool:
         self.__dict__["output_schema"] = output_schema
 
     def made_input_schema(self) -> dict[str, Any]:
-        return model_schema(self.input_model)
+        return model_schema(self.arguments_model)
 
     def made_output_schema(self) -> dict[str, Any]:
         """Every envelope `structuredContent` can hold: success (for Pattern B, a result or a refusal)
         or the Pattern A error. Clients check it even on errors, so both must be admitted; the root
         stays an object schema, as MCP requires of an output schema."""
-        data: Any = self.output_model
+        result = self.result_model
+        data: Any = result
         if self.pattern is ErrorPattern.B:
-            data = self.output_model | DomainErrorData
+            data = result | DomainErrorData
         success = create_model(
-            f"{self.output_model.__name__}Envelope",
+            f"{result.__name__}Envelope",
             __doc__=f"Success: data is the {self.name} result"
             + (", or a domain refusal {ok: false, error}." if self.pattern is ErrorPattern.B else "."),
             ok=(Literal[True], ...),
             data=(data, ...),
         )
         return {"type": "object", "anyOf": [model_schema(success), model_schema(ChainErrorEnvelope)]}
+
+
+_REFERENCE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+
+
+def _loaded(given: Any) -> Any:
+    return load(given) if isinstance(given, str) else given

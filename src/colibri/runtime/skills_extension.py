@@ -6,6 +6,9 @@ It is the SDK's own `Extension` (SEP-2133): its identifier and settings are adve
 low-level server as `MCPServer` would; the files are the server's `resources/list` and
 `resources/read`. Served wherever `skill_list` is admitted (not in MINIMAL); the folders are walked
 and the files read and hashed in a worker thread, off the event loop.
+
+The skills domain is imported at the first request that needs it, not with the server: most
+sessions never ask, and a cold start imports nothing before it is needed (SPEC §18).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -23,10 +26,10 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST
 
-from colibri.domains.skills.handlers import REGISTRY
-from colibri.domains.skills.roots import roots_from
-from colibri.domains.skills.served import NotServed, SkillEntry, entries, find, read
 from colibri.runtime.app import App
+
+if TYPE_CHECKING:
+    from colibri.domains.skills.served import SkillEntry
 
 SKILL_TOOL = "skill_list"
 
@@ -56,6 +59,10 @@ class SkillsExtension(Extension):
             raise MCPError(
                 INVALID_REQUEST, f"skills are not served in mode {mode.value}, where {SKILL_TOOL} is not"
             )
+        from colibri.domains.skills.handlers import REGISTRY
+        from colibri.domains.skills.roots import roots_from
+        from colibri.domains.skills.served import entries
+
         roots = roots_from(self._app.state.skills_dirs, Path.cwd(), Path.home())
         return await anyio.to_thread.run_sync(lambda: entries(REGISTRY.list_skills(roots)))
 
@@ -64,6 +71,8 @@ class SkillsExtension(Extension):
         return {"skills": [entry.wire() for entry in await self.served()]}
 
     async def get_skill(self, ctx: ServerRequestContext[Any, Any], params: SkillsGetParams) -> dict[str, Any]:
+        from colibri.domains.skills.served import NotServed, find
+
         try:
             return {"skill": find(await self.served(), params.uri).wire()}
         except NotServed as exc:
@@ -91,6 +100,8 @@ class SkillsExtension(Extension):
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
+        from colibri.domains.skills.served import NotServed, read
+
         served = await self.served()
         try:
             mime, data = await anyio.to_thread.run_sync(read, served, params.uri)

@@ -2,15 +2,6 @@ from __future__ import annotations
 
 from colibri.core.modes import ToolClass
 from colibri.core.spec import ErrorPattern, Tool
-from colibri.domains.proofs import handlers
-from colibri.domains.proofs.models import (
-    FinalizeArgs,
-    Finalized,
-    RootAnswer,
-    RootArgs,
-    SessionStartArgs,
-    SessionStarted,
-)
 
 TOOLS: list[Tool] = [
     Tool(
@@ -22,9 +13,9 @@ TOOLS: list[Tool] = [
             "{session_id, started_at}. Domain errors come back as data.ok=false: ERR_SESSION_EXISTS "
             "when the id is taken."
         ),
-        input_model=SessionStartArgs,
-        output_model=SessionStarted,
-        handler=handlers.session_start,
+        input_model="colibri.domains.proofs.models:SessionStartArgs",
+        output_model="colibri.domains.proofs.models:SessionStarted",
+        handler="colibri.domains.proofs.handlers:session_start",
         tool_class=ToolClass.WRITE,
         quick=True,
         pattern=ErrorPattern.B,
@@ -38,9 +29,9 @@ TOOLS: list[Tool] = [
             "leaf_count, finalized_at}. Domain errors (data.ok=false): ERR_SESSION_NOT_FOUND, "
             "ERR_ALREADY_FINALIZED, ERR_NO_RECORDS (record at least one thought first)."
         ),
-        input_model=FinalizeArgs,
-        output_model=Finalized,
-        handler=handlers.finalize,
+        input_model="colibri.domains.proofs.models:FinalizeArgs",
+        output_model="colibri.domains.proofs.models:Finalized",
+        handler="colibri.domains.proofs.handlers:finalize",
         tool_class=ToolClass.WRITE,
         pattern=ErrorPattern.B,
         # Adds a seal and nothing else; a second call is refused and changes nothing.
@@ -58,9 +49,9 @@ TOOLS: list[Tool] = [
             "ERR_NOT_FOUND (record not in this session), ERR_PROOF_STORE_DAMAGED (the stored tree or "
             "records changed after sealing, so no valid proof can be given; run audit_verify_chain)."
         ),
-        input_model=RootArgs,
-        output_model=RootAnswer,
-        handler=handlers.root,
+        input_model="colibri.domains.proofs.models:RootArgs",
+        output_model="colibri.domains.proofs.models:RootAnswer",
+        handler="colibri.domains.proofs.handlers:root",
         tool_class=ToolClass.READ,
         pattern=ErrorPattern.B,
     ),

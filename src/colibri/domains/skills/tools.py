@@ -2,8 +2,6 @@ from __future__ import annotations
 
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
-from colibri.domains.skills import handlers
-from colibri.domains.skills.models import SkillList, SkillListArguments
 
 TOOLS = [
     Tool(
@@ -17,9 +15,9 @@ TOOLS = [
             "and warnings) and `errors` (files that were skipped, with path, code and the reason to "
             "fix). Pass `query` to keep only skills whose name or description contains that text."
         ),
-        input_model=SkillListArguments,
-        output_model=SkillList,
-        handler=handlers.skill_list,
+        input_model="colibri.domains.skills.models:SkillListArguments",
+        output_model="colibri.domains.skills.models:SkillList",
+        handler="colibri.domains.skills.handlers:skill_list",
         tool_class=ToolClass.READ,
     ),
 ]

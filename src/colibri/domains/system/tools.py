@@ -2,8 +2,6 @@ from __future__ import annotations
 
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
-from colibri.domains.system import handlers
-from colibri.domains.system.models import Health, NoArguments, Ping
 
 TOOLS = [
     Tool(
@@ -13,9 +11,9 @@ TOOLS = [
             "Liveness probe: the server version, the runtime mode (as server_health reports it) and "
             "uptime in ms."
         ),
-        input_model=NoArguments,
-        output_model=Ping,
-        handler=handlers.ping,
+        input_model="colibri.domains.system.models:NoArguments",
+        output_model="colibri.domains.system.models:Ping",
+        handler="colibri.domains.system.handlers:ping",
         tool_class=ToolClass.SYSTEM,
     ),
     Tool(
@@ -27,9 +25,9 @@ TOOLS = [
             "still running, mode is the declared one with phase1 (only server_ping and server_health "
             "answer meanwhile); mode MINIMAL with phase1 means boot failed: check the server's stderr."
         ),
-        input_model=NoArguments,
-        output_model=Health,
-        handler=handlers.health,
+        input_model="colibri.domains.system.models:NoArguments",
+        output_model="colibri.domains.system.models:Health",
+        handler="colibri.domains.system.handlers:health",
         tool_class=ToolClass.SYSTEM,
     ),
 ]

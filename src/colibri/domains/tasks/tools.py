@@ -2,15 +2,6 @@ from __future__ import annotations
 
 from colibri.core.modes import ToolClass
 from colibri.core.spec import ErrorPattern, Tool
-from colibri.domains.tasks import handlers
-from colibri.domains.tasks.arguments import (
-    CreateTaskArgs,
-    GetTaskArgs,
-    ListTasksArgs,
-    NextActionsArgs,
-    UpdateTaskArgs,
-)
-from colibri.domains.tasks.models import NextActions, Task, TaskDetail, TaskPage
 
 _REFUSALS = ' A refusal comes back as data {"ok": false, "error": {"code", "message", ...}}: check data.ok.'
 
@@ -24,9 +15,9 @@ TOOLS = [
             "must be done before this one can start; they must exist and must not form a cycle "
             "(ERR_NOT_FOUND, ERR_DEPENDENCY_CYCLE)." + _REFUSALS
         ),
-        input_model=CreateTaskArgs,
-        output_model=Task,
-        handler=handlers.task_create,
+        input_model="colibri.domains.tasks.arguments:CreateTaskArgs",
+        output_model="colibri.domains.tasks.models:Task",
+        handler="colibri.domains.tasks.handlers:task_create",
         tool_class=ToolClass.WRITE,
         quick=True,
         pattern=ErrorPattern.B,
@@ -38,9 +29,9 @@ TOOLS = [
             "Get one task by id, with its full change history (oldest first) and `blocks`: the ids "
             "of the tasks that depend on it. Unknown id: ERR_NOT_FOUND." + _REFUSALS
         ),
-        input_model=GetTaskArgs,
-        output_model=TaskDetail,
-        handler=handlers.task_get,
+        input_model="colibri.domains.tasks.arguments:GetTaskArgs",
+        output_model="colibri.domains.tasks.models:TaskDetail",
+        handler="colibri.domains.tasks.handlers:task_get",
         tool_class=ToolClass.READ,
         pattern=ErrorPattern.B,
     ),
@@ -59,9 +50,9 @@ TOOLS = [
             "Pass the version you read as expected_version so a concurrent change is refused "
             "(ERR_CONFLICT) instead of overwritten." + _REFUSALS
         ),
-        input_model=UpdateTaskArgs,
-        output_model=Task,
-        handler=handlers.task_update,
+        input_model="colibri.domains.tasks.arguments:UpdateTaskArgs",
+        output_model="colibri.domains.tasks.models:Task",
+        handler="colibri.domains.tasks.handlers:task_update",
         tool_class=ToolClass.WRITE,
         quick=True,
         pattern=ErrorPattern.B,
@@ -77,9 +68,9 @@ TOOLS = [
             "in title or description (filters combine with AND). Returns {tasks, next_cursor}; pass "
             "next_cursor back as cursor for the next page (null means this was the last page)."
         ),
-        input_model=ListTasksArgs,
-        output_model=TaskPage,
-        handler=handlers.task_list,
+        input_model="colibri.domains.tasks.arguments:ListTasksArgs",
+        output_model="colibri.domains.tasks.models:TaskPage",
+        handler="colibri.domains.tasks.handlers:task_list",
         tool_class=ToolClass.READ,
         pattern=ErrorPattern.B,
     ),
@@ -92,9 +83,9 @@ TOOLS = [
             "tasks whose dependencies are all done), ranked by priority, then by how many open tasks "
             "they unblock, then oldest first. Also lists blocked tasks with what they wait on."
         ),
-        input_model=NextActionsArgs,
-        output_model=NextActions,
-        handler=handlers.task_next_actions,
+        input_model="colibri.domains.tasks.arguments:NextActionsArgs",
+        output_model="colibri.domains.tasks.models:NextActions",
+        handler="colibri.domains.tasks.handlers:task_next_actions",
         tool_class=ToolClass.READ,
         pattern=ErrorPattern.B,
     ),

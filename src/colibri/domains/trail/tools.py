@@ -2,15 +2,6 @@ from __future__ import annotations
 
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
-from colibri.domains.trail import handlers
-from colibri.domains.trail.models import (
-    ListArgs,
-    RecordPage,
-    ThoughtRecordArgs,
-    ThoughtRecorded,
-    Verification,
-    VerifyArgs,
-)
 
 TOOLS: list[Tool] = [
     Tool(
@@ -23,9 +14,9 @@ TOOLS: list[Tool] = [
             "with 'SESSION_NOT_FOUND: <id>' (start one with audit_session_start), 'SESSION_FINALIZED: "
             "<id>' (sealed; start a new session) or 'TASK_NOT_FOUND: <id>'."
         ),
-        input_model=ThoughtRecordArgs,
-        output_model=ThoughtRecorded,
-        handler=handlers.thought_record,
+        input_model="colibri.domains.trail.models:ThoughtRecordArgs",
+        output_model="colibri.domains.trail.models:ThoughtRecorded",
+        handler="colibri.domains.trail.handlers:thought_record",
         tool_class=ToolClass.WRITE,
         quick=True,
     ),
@@ -38,9 +29,9 @@ TOOLS: list[Tool] = [
             "{records, next_cursor}, next_cursor null on the last page; each record has every stored "
             "field including seq, prev_hash and hash."
         ),
-        input_model=ListArgs,
-        output_model=RecordPage,
-        handler=handlers.thought_record_list,
+        input_model="colibri.domains.trail.models:ListArgs",
+        output_model="colibri.domains.trail.models:RecordPage",
+        handler="colibri.domains.trail.handlers:thought_record_list",
         tool_class=ToolClass.READ,
     ),
     Tool(
@@ -54,9 +45,9 @@ TOOLS: list[Tool] = [
             "its predecessor in the global chain) and, for a sealed session without a range, also "
             "recomputes its Merkle root (seal.valid false on mismatch)."
         ),
-        input_model=VerifyArgs,
-        output_model=Verification,
-        handler=handlers.audit_verify_chain,
+        input_model="colibri.domains.trail.models:VerifyArgs",
+        output_model="colibri.domains.trail.models:Verification",
+        handler="colibri.domains.trail.handlers:audit_verify_chain",
         tool_class=ToolClass.READ,
     ),
 ]
