@@ -156,6 +156,30 @@ async def test_missing_wrong_expired_and_revoked_tokens_get_401_and_no_audit_row
     ]
 
 
+async def test_each_post_is_answered_with_one_json_body(tmp_path: Path) -> None:
+    """No tool sends anything before its answer, so a call is one JSON body, not an event stream
+    (half the server's work per call); a client that accepts only JSON is served too."""
+    env = http_env(tmp_path)
+    token = make_token(env, "alice")
+    headers = {**MCP_HEADERS, "Accept": "application/json", "Authorization": f"Bearer {token}"}
+    with running(env, tmp_path) as server:
+        async with httpx2.AsyncClient(timeout=10) as http:
+            opened = await http.post(server.url, json=INITIALIZE, headers=headers)
+            assert opened.status_code == 200, opened.text
+            headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+            headers["Mcp-Protocol-Version"] = opened.json()["result"]["protocolVersion"]
+            notified = await http.post(
+                server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+            )
+            assert notified.status_code == 202, notified.text
+            request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "server_ping"}}
+            answered = await http.post(server.url, json=request, headers=headers)
+    assert opened.headers["content-type"] == "application/json"
+    assert answered.status_code == 200 and answered.headers["content-type"] == "application/json"
+    body = answered.json()
+    assert body["id"] == 2 and body["result"]["structuredContent"]["ok"] is True
+
+
 async def test_a_forged_host_or_origin_is_refused(tmp_path: Path) -> None:
     env = http_env(tmp_path)
     token = make_token(env, "alice")

@@ -110,6 +110,10 @@ async def serve_http(app: App, options: HttpOptions) -> None:
     verifier = DatabaseTokenVerifier(app) if options.auth else None
     web = server.streamable_http_app(
         host=options.host,
+        # No tool sends anything before its answer (no progress, no log, no request of its own),
+        # so each POST is answered with one JSON body: an event stream per call doubled the
+        # server's work per call (3.5 against 1.8 ms of CPU, 16 clients calling thought_record).
+        json_response=True,
         transport_security=hosts.transport_security(),
         auth=auth_settings(url) if options.auth else None,
         token_verifier=verifier,
