@@ -143,4 +143,4 @@ async def serve_http(app: App, options: HttpOptions) -> None:
     async with app.chain.lock:
         app.close()
     if verifier is not None:
-        verifier.close()
+        await verifier.aclose()

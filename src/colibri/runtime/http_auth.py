@@ -9,11 +9,10 @@ proved token back inside a request handler, as the `Caller` the chain records.
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -26,8 +25,10 @@ from colibri.core.callers import LOCAL, Caller
 from colibri.core.errors import StorageError
 from colibri.domains import access
 from colibri.runtime.app import App
-from colibri.storage import Database, open_database
-from colibri.storage.errors import UnavailableError
+from colibri.storage import Database, async_reader, open_database
+
+if TYPE_CHECKING:
+    from colibri.storage.postgres.reader import AsyncReader
 
 log = logging.getLogger("colibri.http")
 
@@ -39,14 +40,15 @@ class DatabaseTokenVerifier:
 
     On a read-only connection of its own, so a check never waits for the chain's lock (a batch
     of write calls holds it while it commits, chain/group.py) and never waits for a writer: on
-    SQLite a WAL read, quick enough for the event loop; on PostgreSQL a round trip, taken in a
-    worker thread. Every request still reads the table, so a revoked token is refused at once.
+    SQLite a WAL read, quick enough for the event loop; on PostgreSQL a round trip awaited on
+    the loop (storage/postgres/reader.py says why not in a worker thread). Every request still
+    reads the table, so a revoked token is refused at once.
     """
 
     def __init__(self, app: App) -> None:
         self._app = app
         self._db: Database | None = None
-        self._lock = threading.Lock()  # the connection serves one check at a time
+        self._reader: AsyncReader | None = None
 
     async def verify_token(self, token: str) -> AccessToken | None:
         app = self._app
@@ -56,36 +58,37 @@ class DatabaseTokenVerifier:
         if served is None:
             log.warning("refused a bearer token: the database is not open (%s)", app.state.boot_error)
             return None
+        if not access.well_formed(token):
+            return None
         try:
-            if served.dialect.name == "sqlite":
-                info = self._check(served, token)
-            else:
-                info = await anyio.to_thread.run_sync(self._check, served, token)
+            rows = await self._active_tokens(served)
         except StorageError as exc:
             log.error("could not check a bearer token: %s", exc)
             return None
+        info = access.match(token, rows, time.time())
         if info is None:
             return None
         return AccessToken(
             token=token, client_id=info.name, scopes=SCOPES[info.scope], expires_at=info.expires_at
         )
 
-    def _check(self, served: Database, token: str) -> access.TokenInfo | None:
-        with self._lock:
-            if self._db is None:
-                self._db = open_database(served.target, readonly=True)
-            try:
-                return access.authenticate(self._db, token, time.time())
-            except UnavailableError:
-                # The connection was lost (a server restart, say): its first reconnection is
-                # immediate; a token is refused only if the database stays out of reach.
-                return access.authenticate(self._db, token, time.time())
+    async def _active_tokens(self, served: Database) -> Sequence[Sequence[Any]]:
+        if served.dialect.name != "sqlite":
+            if self._reader is None:
+                self._reader = async_reader(served.target)
+            return await self._reader.rows(access.ACTIVE_TOKENS)
+        if self._db is None:
+            self._db = open_database(served.target, readonly=True)
+        rows: Sequence[Sequence[Any]] = self._db.tuples(access.ACTIVE_TOKENS).fetchall()
+        return rows
 
-    def close(self) -> None:
-        with self._lock:
-            db, self._db = self._db, None
+    async def aclose(self) -> None:
+        db, self._db = self._db, None
+        reader, self._reader = self._reader, None
         if db is not None:
             db.close()
+        if reader is not None:
+            await reader.aclose()
 
 
 def auth_settings(base_url: str) -> AuthSettings:

@@ -2,16 +2,20 @@
 
 from colibri.domains.access.schema import MIGRATIONS, POSTGRES_MIGRATIONS
 from colibri.domains.access.store import (
+    ACTIVE_TOKENS,
     Scope,
     TokenError,
     TokenInfo,
     authenticate,
     create,
     list_tokens,
+    match,
     revoke,
+    well_formed,
 )
 
 __all__ = [
+    "ACTIVE_TOKENS",
     "MIGRATIONS",
     "POSTGRES_MIGRATIONS",
     "Scope",
@@ -20,5 +24,7 @@ __all__ = [
     "authenticate",
     "create",
     "list_tokens",
+    "match",
     "revoke",
+    "well_formed",
 ]

@@ -8,8 +8,10 @@ in, so the caller's clock decides and tests can move it).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from colibri.core import tokens
 from colibri.core.clock import utc_now
@@ -47,7 +49,7 @@ class TokenInfo:
 _COLUMNS = "name, scope, created_at, expires_at, revoked_at"
 
 
-def _info(row: tuple[str, str, str, int | None, str | None]) -> TokenInfo:
+def _info(row: Sequence[Any]) -> TokenInfo:
     return TokenInfo(row[0], Scope(row[1]), row[2], row[3], row[4])
 
 
@@ -89,11 +91,24 @@ def revoke(db: Database, name: str) -> None:
             conn.execute("UPDATE access_tokens SET revoked_at = ? WHERE name = ?", (utc_now(), name))
 
 
+# The rows a token is checked against: every token not revoked, read whole so each is compared.
+ACTIVE_TOKENS = f"SELECT {_COLUMNS}, digest FROM access_tokens WHERE revoked_at IS NULL"
+
+
+def well_formed(token: str) -> bool:
+    """Whether `token` could be one of ours at all (else there is nothing to look up)."""
+    return token.startswith(tokens.PREFIX)
+
+
 def authenticate(db: Database, token: str, now: float) -> TokenInfo | None:
     """The active token `token` is, or None (unknown, revoked or expired)."""
-    if not token.startswith(tokens.PREFIX):
+    if not well_formed(token):
         return None
-    rows = db.tuples(f"SELECT {_COLUMNS}, digest FROM access_tokens WHERE revoked_at IS NULL").fetchall()
+    return match(token, db.tuples(ACTIVE_TOKENS).fetchall(), now)
+
+
+def match(token: str, rows: Sequence[Sequence[Any]], now: float) -> TokenInfo | None:
+    """The active token `token` is among `rows` (of `ACTIVE_TOKENS`), or None."""
     found = tokens.find(token, [row[5] for row in rows])
     if found is None:
         return None

@@ -28,18 +28,30 @@ CONNECT_TIMEOUT_S = 5
 FIRST_RETRY_S, LAST_RETRY_S = 0.1, 5.0
 
 
-def connect(url: str, *, readonly: bool) -> psycopg.Connection[Any]:
-    """An autocommit connection with Colibri's session settings; `UnavailableError` if none."""
+def conninfo(url: str, *, readonly: bool) -> str:
+    """`url` with Colibri's session settings."""
     options = f"-c lock_timeout={LOCK_TIMEOUT_MS}"
     if readonly:
         options += " -c default_transaction_read_only=on"
     try:
-        conninfo = make_conninfo(
+        return make_conninfo(
             url, options=options, application_name="colibri", connect_timeout=CONNECT_TIMEOUT_S
         )
-        conn: psycopg.Connection[Any] = psycopg.connect(conninfo, autocommit=True, row_factory=row_factory)
     except psycopg.Error as exc:
-        raise UnavailableError(f"cannot open database {redact(url)}: {str(exc).strip()}") from exc
+        raise cannot_open(url, exc) from exc
+
+
+def cannot_open(url: str, exc: psycopg.Error) -> UnavailableError:
+    return UnavailableError(f"cannot open database {redact(url)}: {str(exc).strip()}")
+
+
+def connect(url: str, *, readonly: bool) -> psycopg.Connection[Any]:
+    """An autocommit connection with Colibri's session settings; `UnavailableError` if none."""
+    info = conninfo(url, readonly=readonly)
+    try:
+        conn: psycopg.Connection[Any] = psycopg.connect(info, autocommit=True, row_factory=row_factory)
+    except psycopg.Error as exc:
+        raise cannot_open(url, exc) from exc
     return conn
 
 

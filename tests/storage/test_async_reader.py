@@ -1,0 +1,80 @@
+"""The PostgreSQL reads awaited on the event loop (the bearer-token check's): rows, errors mapped,
+a lost connection opened again at once, a database out of reach refused with a clear error."""
+
+from __future__ import annotations
+
+import pytest
+
+from colibri.domains import access
+from colibri.storage import async_reader, errors, open_database
+from tests.helpers import postgres as pg
+
+pytestmark = pytest.mark.anyio
+
+
+def _made_token(url: str, name: str) -> str:
+    db = open_database(url)
+    try:
+        return access.create(db, name, access.Scope.WRITE, None, 0.0)
+    finally:
+        db.close()
+
+
+async def test_reads_the_active_tokens_a_presented_token_is_matched_against(
+    postgres_server: pg.PostgresServer,
+) -> None:
+    url = postgres_server.new_database()
+    token = _made_token(url, "alice")
+    reader = async_reader(url)
+    try:
+        rows = await reader.rows(access.ACTIVE_TOKENS)
+        again = await reader.rows("SELECT name FROM access_tokens WHERE name = ?", ("alice",))
+    finally:
+        await reader.aclose()
+    info = access.match(token, rows, 1.0)
+    assert info is not None and info.name == "alice" and info.scope is access.Scope.WRITE
+    assert access.match(token[:-1] + "x", rows, 1.0) is None
+    assert again == [("alice",)]
+
+
+async def test_a_lost_connection_is_opened_again_at_once(postgres_server: pg.PostgresServer) -> None:
+    url = postgres_server.new_database()
+    reader = async_reader(url)
+    try:
+        ((first,),) = await reader.rows("SELECT pg_backend_pid()")
+        postgres_server.admin(f"SELECT pg_terminate_backend({first})")
+        ((second,),) = await reader.rows("SELECT pg_backend_pid()")
+    finally:
+        await reader.aclose()
+    assert second != first
+
+
+async def test_statement_errors_are_storage_errors_and_the_connection_stays(
+    postgres_server: pg.PostgresServer,
+) -> None:
+    url = postgres_server.new_database()
+    reader = async_reader(url)
+    try:
+        with pytest.raises(errors.OperationalError, match="no_such_table"):
+            await reader.rows("SELECT * FROM no_such_table")
+        with pytest.raises(errors.ReadOnlyError):
+            await reader.rows("DELETE FROM access_tokens")
+        assert await reader.rows("SELECT 1") == [(1,)]
+    finally:
+        await reader.aclose()
+
+
+async def test_a_database_out_of_reach_is_unavailable_and_named(postgres_server: pg.PostgresServer) -> None:
+    url = postgres_server.new_database()
+    name = url.rsplit("/", 1)[1]
+    reader = async_reader(url)
+    postgres_server.admin(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+    try:
+        with pytest.raises(errors.UnavailableError, match=f"cannot open database .*{name}"):
+            await reader.rows("SELECT 1")
+    finally:
+        postgres_server.admin(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+    try:
+        assert await reader.rows("SELECT 1") == [(1,)]
+    finally:
+        await reader.aclose()
