@@ -3,10 +3,14 @@ a lost connection opened again at once, a database out of reach refused with a c
 
 from __future__ import annotations
 
+from typing import Any
+
+import anyio
 import pytest
 
 from colibri.domains import access
 from colibri.storage import async_reader, errors, open_database
+from colibri.storage.postgres.reader import AsyncReader
 from tests.helpers import postgres as pg
 
 pytestmark = pytest.mark.anyio
@@ -64,7 +68,9 @@ async def test_statement_errors_are_storage_errors_and_the_connection_stays(
         await reader.aclose()
 
 
-async def test_a_database_out_of_reach_is_unavailable_and_named(postgres_server: pg.PostgresServer) -> None:
+async def test_a_database_out_of_reach_is_unavailable_named_and_tried_again_after_a_backoff(
+    postgres_server: pg.PostgresServer,
+) -> None:
     url = postgres_server.new_database()
     name = url.rsplit("/", 1)[1]
     reader = async_reader(url)
@@ -72,9 +78,25 @@ async def test_a_database_out_of_reach_is_unavailable_and_named(postgres_server:
     try:
         with pytest.raises(errors.UnavailableError, match=f"cannot open database .*{name}"):
             await reader.rows("SELECT 1")
+        # Right after a failed attempt the next waits its turn instead of trying again at once.
+        with pytest.raises(errors.UnavailableError, match="next attempt in"):
+            await reader.rows("SELECT 1")
     finally:
         postgres_server.admin(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
     try:
-        assert await reader.rows("SELECT 1") == [(1,)]
+        with anyio.fail_after(10):
+            while (answer := await _unless_held_back(reader)) is None:
+                await anyio.sleep(0.05)
     finally:
         await reader.aclose()
+    assert answer == [(1,)]
+
+
+async def _unless_held_back(reader: AsyncReader) -> list[tuple[Any, ...]] | None:
+    """`SELECT 1`'s rows, or None while the backoff holds the next attempt back."""
+    try:
+        return await reader.rows("SELECT 1")
+    except errors.UnavailableError as refused:
+        if "next attempt in" not in str(refused):
+            raise
+        return None

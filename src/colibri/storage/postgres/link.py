@@ -55,17 +55,39 @@ def connect(url: str, *, readonly: bool) -> psycopg.Connection[Any]:
     return conn
 
 
+class Backoff:
+    """When a lost connection may next be opened: at once after the loss, then no sooner than
+    0.1 s after a failed attempt, the wait doubling to 5 s, so a server out of reach is not
+    hammered by every call."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._delay, self._next_try = FIRST_RETRY_S, 0.0
+
+    def reset(self) -> None:
+        self._delay, self._next_try = FIRST_RETRY_S, self._clock()
+
+    def allows(self) -> bool:
+        return self._clock() >= self._next_try
+
+    def failed(self) -> None:
+        self._next_try = self._clock() + self._delay
+        self._delay = min(self._delay * 2, LAST_RETRY_S)
+
+    def wait(self) -> float:
+        """Seconds until the next attempt may come."""
+        return max(0.0, self._next_try - self._clock())
+
+
 class Link:
     """One server connection that may be lost and opened again."""
 
-    def __init__(self, url: str, *, readonly: bool, clock: Any = time.monotonic) -> None:
+    def __init__(self, url: str, *, readonly: bool, clock: Callable[[], float] = time.monotonic) -> None:
         self.url = url
         self.readonly = readonly
         self.conn = connect(url, readonly=readonly)
         self.reason: str | None = None  # why the connection is lost; None while it is up
-        self._clock = clock
-        self._delay = FIRST_RETRY_S
-        self._next_try = 0.0
+        self._backoff = Backoff(clock)
 
     def is_broken(self) -> bool:
         return self.conn.broken or self.conn.closed
@@ -74,7 +96,7 @@ class Link:
         """The connection is gone: the next attempt may come at once, later ones back off."""
         if self.reason is None:
             self.reason = why
-            self._delay, self._next_try = FIRST_RETRY_S, self._clock()
+            self._backoff.reset()
         if not self.conn.closed:
             with map_exceptions:
                 self.conn.close()
@@ -83,24 +105,21 @@ class Link:
         """Open a new connection if the old one is lost and the backoff allows; True when up."""
         if self.reason is None:
             return True
-        now = self._clock()
-        if now < self._next_try:
+        if not self._backoff.allows():
             return False
         try:
             self.conn = connect(self.url, readonly=self.readonly)
         except UnavailableError:
-            self._next_try = now + self._delay
-            self._delay = min(self._delay * 2, LAST_RETRY_S)
+            self._backoff.failed()
             return False
         self.reason = None
         return True
 
     def refusal(self) -> UnavailableError:
         """What a call meets while the connection is lost."""
-        wait = max(0.0, self._next_try - self._clock())
         return UnavailableError(
             f"the connection to {redact(self.url)} was lost ({self.reason}); reconnecting "
-            f"(next attempt in {wait:.1f} s) - nothing was written, retry the call"
+            f"(next attempt in {self._backoff.wait():.1f} s) - nothing was written, retry the call"
         )
 
 

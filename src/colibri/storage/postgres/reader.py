@@ -17,19 +17,21 @@ import psycopg
 from colibri.core.database import Params
 from colibri.storage.errors import UnavailableError
 from colibri.storage.postgres.errors import convert
-from colibri.storage.postgres.link import cannot_open, conninfo
+from colibri.storage.postgres.link import Backoff, cannot_open, conninfo
 from colibri.storage.postgres.rows import translate
 from colibri.storage.postgres.urls import redact
 
 
 class AsyncReader:
     """Read-only statements on one autocommit connection, opened at first use and opened again
-    when found lost. psycopg runs one statement at a time on it; callers queue."""
+    when found lost, as the backoff allows. psycopg runs one statement at a time on it; callers
+    queue."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self._conn: psycopg.AsyncConnection[tuple[Any, ...]] | None = None
         self._opening = asyncio.Lock()
+        self._backoff = Backoff()
 
     async def rows(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         """The rows of `sql` as tuples. A connection found lost (a server restart, say) is opened
@@ -48,6 +50,7 @@ class AsyncReader:
             if not (conn.broken or conn.closed):
                 raise convert(exc) from exc
             self._conn = None
+            self._backoff.reset()
             lost = str(exc).strip() or type(exc).__name__
             raise UnavailableError(f"the connection to {redact(self.url)} was lost ({lost})") from exc
 
@@ -55,10 +58,16 @@ class AsyncReader:
         async with self._opening:
             conn = self._conn
             if conn is None or conn.broken or conn.closed:
+                if not self._backoff.allows():
+                    raise UnavailableError(
+                        f"cannot open database {redact(self.url)} now: the last attempt failed; "
+                        f"next attempt in {self._backoff.wait():.1f} s"
+                    )
                 info = conninfo(self.url, readonly=True)
                 try:
                     conn = self._conn = await psycopg.AsyncConnection.connect(info, autocommit=True)
                 except psycopg.Error as exc:
+                    self._backoff.failed()
                     raise cannot_open(self.url, exc) from exc
             return conn
 
