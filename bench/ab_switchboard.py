@@ -29,20 +29,24 @@ WARMUP = 50
 USAGE = "usage: python -m bench.ab_switchboard SOURCE_A SOURCE_B [ROUNDS]  (two folders holding colibri/)"
 
 
-def from_tree(source: Path) -> StdioServerParameters:
+def from_tree(source: Path, folder: Path) -> StdioServerParameters:
     """A switchboard run from `source`; with COLIBRI_AB_AUDIT=1, with a SQLite audit store (a tree
     from before the audit store would refuse the config's "audit" section: compare two that have it)."""
     audit = os.environ.get("COLIBRI_AB_AUDIT") == "1"
-    params = switchboard_params(write_config(Path(tempfile.mkdtemp(prefix="colibri-ab-")), audit=audit))
+    params = switchboard_params(write_config(folder, audit=audit))
     params.env = {**(params.env or {}), "PYTHONPATH": str(source.resolve())}
     return params
 
 
 async def compare(sources: list[Path], rounds: int) -> dict[str, list[float]]:
     targets = {"direct": Target(echo_params(), "echo", {"i": 1})}
-    for label, source in zip("AB", sources, strict=True):
-        targets[f"{label} {source}"] = Target(from_tree(source), "echo.echo", {"i": 1}, ready=wait_healthy)
-    return await alternating_calls(targets, BLOCK * rounds, rounds=rounds, warmup=WARMUP)
+    with tempfile.TemporaryDirectory(prefix="colibri-ab-") as folder:
+        for label, source in zip("AB", sources, strict=True):
+            config = Path(folder) / label
+            config.mkdir()
+            params = from_tree(source, config)
+            targets[f"{label} {source}"] = Target(params, "echo.echo", {"i": 1}, ready=wait_healthy)
+        return await alternating_calls(targets, BLOCK * rounds, rounds=rounds, warmup=WARMUP)
 
 
 def main(argv: list[str]) -> int:

@@ -114,8 +114,7 @@ def _start_colibri(folder: Path, port: int) -> tuple[subprocess.Popen[bytes], st
     return process, made.stdout.strip()
 
 
-async def run() -> None:
-    folder = Path(tempfile.mkdtemp(prefix="colibri-bench-http-"))
+async def run(folder: Path) -> None:
     echo_port, colibri_port = _free_port(), _free_port()
     echo = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("http_echo_server.py")), str(echo_port)]
@@ -144,4 +143,5 @@ async def run() -> None:
 
 
 def main() -> None:
-    anyio.run(run)
+    with tempfile.TemporaryDirectory(prefix="colibri-bench-http-") as folder:
+        anyio.run(run, Path(folder))

@@ -44,7 +44,11 @@ def write_tree(base: Path) -> Path:
 
 
 def main() -> None:
-    base = Path(tempfile.mkdtemp(prefix="colibri-bench-skills-"))
+    with tempfile.TemporaryDirectory(prefix="colibri-bench-skills-") as folder:
+        measure(Path(folder))
+
+
+def measure(base: Path) -> None:
     env = {"COLIBRI_SKILLS_DIR": str(write_tree(base))}
     # Files younger than the racy window are re-read on every call by design (a same-tick edit could
     # hide behind an unchanged stat); skills installed a moment ago are not the steady state we measure.

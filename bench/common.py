@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -29,10 +28,8 @@ def echo_params(*, pipes: bool = False) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
 
 
-def colibri_params(db_path: Path | None = None, **env: str) -> StdioServerParameters:
+def colibri_params(db_path: Path, **env: str) -> StdioServerParameters:
     full = {k: v for k, v in os.environ.items() if not k.startswith("COLIBRI_")}
-    if db_path is None:
-        db_path = Path(tempfile.mkdtemp(prefix="colibri-bench-")) / "bench.db"
     full.update(COLIBRI_DB_PATH=str(db_path), COLIBRI_LOG_LEVEL="warn", **env)
     return StdioServerParameters(command=sys.executable, args=["-m", "colibri", "serve"], env=full)
 
