@@ -49,8 +49,10 @@ class AsyncReader:
         except psycopg.Error as exc:
             if not (conn.broken or conn.closed):
                 raise convert(exc) from exc
-            self._conn = None
-            self._backoff.reset()
+            if self._conn is conn:  # another caller may have opened the next one already
+                self._conn = None
+                self._backoff.reset()
+            await conn.close()  # as Link.lost does: unclosed, psycopg warns when it is collected
             lost = str(exc).strip() or type(exc).__name__
             raise UnavailableError(f"the connection to {redact(self.url)} was lost ({lost})") from exc
 
