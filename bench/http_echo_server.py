@@ -1,5 +1,6 @@
 """The HTTP baseline: the bare SDK echo server (echo_server.py's tool) as the SDK's own Streamable
-HTTP app under uvicorn. No chain, no database, no authentication.
+HTTP app under uvicorn. No chain, no database, no authentication. It answers each POST with one
+JSON body, as `colibri serve --http` does (runtime/http.py), so that both pay the same transport.
 
 Usage: python bench/http_echo_server.py PORT
 """
@@ -18,5 +19,5 @@ from bench.echo_server import call_tool, list_tools
 
 if __name__ == "__main__":
     server: Server[Any] = Server("echo", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
-    app = server.streamable_http_app(host="127.0.0.1")
+    app = server.streamable_http_app(host="127.0.0.1", json_response=True)
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
