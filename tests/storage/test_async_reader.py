@@ -76,8 +76,10 @@ async def test_a_database_out_of_reach_is_unavailable_named_and_tried_again_afte
     reader = async_reader(url)
     postgres_server.admin(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
     try:
-        with pytest.raises(errors.UnavailableError, match=f"cannot open database .*{name}"):
+        with pytest.raises(errors.UnavailableError, match=f"cannot open database .*{name}") as first:
             await reader.rows("SELECT 1")
+        # The first refusal carries the server's own reason, not the backoff's.
+        assert "not currently accepting connections" in str(first.value), first.value
         # Right after a failed attempt the next waits its turn instead of trying again at once.
         with pytest.raises(errors.UnavailableError, match="next attempt in"):
             await reader.rows("SELECT 1")

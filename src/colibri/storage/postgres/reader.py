@@ -22,6 +22,11 @@ from colibri.storage.postgres.rows import translate
 from colibri.storage.postgres.urls import redact
 
 
+class _Lost(UnavailableError):
+    """The connection broke under a statement: worth one immediate new attempt, unlike a failed
+    connect (the backoff would only refuse it, hiding the driver's reason behind its own)."""
+
+
 class AsyncReader:
     """Read-only statements on one autocommit connection, opened at first use and opened again
     when found lost, as the backoff allows. psycopg runs one statement at a time on it; callers
@@ -38,7 +43,7 @@ class AsyncReader:
         again at once, once; `StorageError` if the statement still cannot run."""
         try:
             return await self._rows(sql, params)
-        except UnavailableError:
+        except _Lost:
             return await self._rows(sql, params)
 
     async def _rows(self, sql: str, params: Params) -> list[tuple[Any, ...]]:
@@ -54,7 +59,7 @@ class AsyncReader:
                 self._backoff.reset()
             await conn.close()  # as Link.lost does: unclosed, psycopg warns when it is collected
             lost = str(exc).strip() or type(exc).__name__
-            raise UnavailableError(f"the connection to {redact(self.url)} was lost ({lost})") from exc
+            raise _Lost(f"the connection to {redact(self.url)} was lost ({lost})") from exc
 
     async def _connection(self) -> psycopg.AsyncConnection[tuple[Any, ...]]:
         async with self._opening:
