@@ -2,7 +2,8 @@
 
 One `Submitter` per witness, so one submission is in flight per witness: it sends the latest
 stored checkpoint with `old N` (the size the witness last cosigned) and the consistency proof from
-N; a 409 answer's size restarts it from the witness's size; a 200 answer's cosignature is checked
+N; a 409 answer's size restarts it from the witness's size (one naming the size sent means another
+root at that size, and fails at once); a 200 answer's cosignature is checked
 against the witness's key and stored with the checkpoint (and the exported file is written again
 with it). Anything else (no answer, a refusal, garbage, a cosignature that does not verify) is
 logged and recorded for `colibri checkpoint --status`, and the witness is tried again later, with
@@ -137,6 +138,10 @@ class Submitter:
             except WitnessUnreachable as exc:
                 return f"no answer from {url} ({exc})"
             size = conflict_size(answer.status, answer.content_type, answer.text)
+            if size is not None and size == old:  # it holds the size sent, so another root: no retry helps
+                return (
+                    f"{url} holds another checkpoint of size {size} (409): a fork of the log, or not this log"
+                )
             if size is not None:
                 old = self.size = size  # the witness holds another size: start again from it
                 continue

@@ -4,10 +4,11 @@
          (or it is over 1 MiB), or old N exceeds the checkpoint's size
     404  the checkpoint's origin is not one of the logs this witness follows
     403  no valid signature by the log's key (or a line by that key whose signature fails)
-    409  N is not the size of the latest checkpoint cosigned for the origin: the body is that
-         size and a newline, as text/x.tlog.size
-    422  a checkpoint of size 0 whose root is not the empty tree's, a proof with old 0, a proof
-         that does not verify, or the same size with another root
+    409  N is not the size of the latest checkpoint cosigned for the origin, or the checkpoint
+         has that size but another root (a fork): the body is the size held and a newline, as
+         text/x.tlog.size
+    422  a checkpoint of size 0 whose root is not the empty tree's, a proof with old 0, or a
+         proof that does not verify (one from a size to itself is empty)
     200  the witness's cosignature line; the checkpoint is kept as the origin's latest first
 
 `decide` runs inside one write transaction of the witness's file, so the check of N and the
@@ -39,6 +40,7 @@ class Answer:
     status: int
     body: str
     content_type: str = TEXT
+    reason: str = ""  # what the witness's log says when the body alone does not (a 409's size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,11 @@ def decide(
     problem = _inconsistency(request, checkpoint, latest)
     if problem is not None:
         return Answer(422, problem + "\n")
+    if latest is not None and checkpoint.size == held and checkpoint.root != latest.root:
+        # Two trees of one size under one origin: the spec answers 409 with the size held, as for
+        # a stale `old`, and the witness's log says which it was.
+        fork = f"the checkpoint has the size {held} cosigned before but another root (a fork?)"
+        return Answer(409, f"{held}\n", SIZE, fork)
     line = cosign(text, cosigner, now)
     verified = "".join(f"{each.line}\n" for each in lines if (each.name, each.key_id) == (key.name, key.hash))
     state.keep(
@@ -117,9 +124,7 @@ def _inconsistency(request: Request, checkpoint: Checkpoint, latest: state.Cosig
         return "old 0 takes no consistency proof" if request.proof else None
     assert latest is not None  # old == the held size, which is not 0
     if request.old == checkpoint.size:
-        if request.proof or checkpoint.root != latest.root:
-            return f"the checkpoint has the size {checkpoint.size} cosigned before but another root"
-        return None
+        return f"a consistency proof from size {request.old} to itself is empty" if request.proof else None
     if not verify_consistency(request.old, checkpoint.size, latest.root, checkpoint.root, request.proof):
         return f"the consistency proof from size {request.old} to {checkpoint.size} does not verify"
     return None

@@ -58,7 +58,9 @@ def witness_app(config: WitnessConfig, db: Database) -> Starlette:
                     log.error("cannot read or write the witness's state in %s: %s", config.db_path, exc)
                     parsed = protocol.Answer(503, "the witness cannot reach its state; try again later\n")
         if parsed.status != 200:
-            log.info("add-checkpoint answered %d: %s", parsed.status, parsed.body.strip()[:200])
+            log.info(
+                "add-checkpoint answered %d: %s", parsed.status, (parsed.reason or parsed.body.strip())[:200]
+            )
         return Response(parsed.body, parsed.status, media_type=parsed.content_type)
 
     async def latest(request: Request) -> Response:

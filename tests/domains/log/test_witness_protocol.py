@@ -175,8 +175,20 @@ def test_422_for_inconsistent_checkpoints(setup: Setup) -> None:
     wrong = setup.log.proof(8, 16)
     wrong[0] = bytes(32)
     assert _post(setup, 8, wrong, note16).status_code == 422
+    assert _post(setup, 8, [bytes(32)], note8).status_code == 422  # a proof from a size to itself
+
+
+def test_409_for_the_size_held_with_another_root(setup: Setup) -> None:
+    """C2SP: "If the old size matches the checkpoint size, the witness MUST check that the root
+    hashes are also identical. If they don't match, the witness MUST respond with a 409"."""
+    origin = ORIGINS[5]
+    note8, _ = setup.log.checkpoint(origin, 8)
+    _cosigned(setup, _post(setup, 0, [], note8), note8)
     other_root = sign(Checkpoint(origin, 8, bytes(32)).body(), setup.log.signer)
-    assert _post(setup, 8, [], other_root).status_code == 422
+    answer = _post(setup, 8, [], other_root)
+    assert answer.status_code == 409, answer.text
+    assert answer.headers["content-type"].startswith("text/x.tlog.size") and answer.text == "8\n"
+    _cosigned(setup, _post(setup, 8, [], note8), note8)  # the one it holds is still cosigned
 
 
 def test_a_forked_log_is_refused(setup: Setup) -> None:
@@ -202,7 +214,8 @@ def test_a_forked_log_is_refused(setup: Setup) -> None:
     assert forked_root != setup.log.checkpoint(origin, 20)[1]
     forked30, _ = fork.checkpoint(origin, 30)
     assert _post(setup, 20, fork.proof(20, 30), forked30).status_code == 422
-    assert _post(setup, 20, [], forked20).status_code == 422
+    same_size = _post(setup, 20, [], forked20)
+    assert (same_size.status_code, same_size.text) == (409, "20\n")
     assert _post(setup, 0, [], forked30).status_code == 409
     honest30, _ = setup.log.checkpoint(origin, 30)
     _cosigned(setup, _post(setup, 20, setup.log.proof(20, 30), honest30), honest30)
