@@ -10,6 +10,9 @@ from typing import Any
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR
 
 from colibri.core.modes import Mode
 from colibri.domains.log.entries import stored_action_entry
@@ -145,9 +148,23 @@ async def test_missing_wrong_expired_and_revoked_tokens_get_401_and_no_audit_row
             metadata = (await http.get(metadata_url)).json()
             assert metadata["resource"] == server.url
             assert metadata["bearer_methods_supported"] == ["header"]
-        with pytest.raises(Exception):  # noqa: PT011,B017 - the SDK surfaces the 401 as its own error
-            async with http_client(server.url, revoked) as client:
+        # The SDK client turns the 401 into a stand-in JSON-RPC error (it keeps no status), raised
+        # out of its task groups; the status it got is recorded on the way.
+        statuses: list[int] = []
+
+        async def record(response: httpx2.Response) -> None:
+            statuses.append(response.status_code)
+
+        refused = pytest.RaisesExc(MCPError, check=lambda exc: exc.error.code == INTERNAL_ERROR)
+        with pytest.RaisesGroup(refused, flatten_subgroups=True):
+            async with (
+                httpx2.AsyncClient(
+                    headers={"Authorization": f"Bearer {revoked}"}, event_hooks={"response": [record]}
+                ) as revoked_http,
+                Client(streamable_http_client(server.url, http_client=revoked_http), mode="legacy") as client,
+            ):
                 await client.list_tools()
+        assert statuses == [401], "the SDK's error stands for the server's 401"
         assert get(f"{server.base}/healthz")[0] == 200
         async with http_client(server.url, good) as client:
             ok_data(await call(client, "server_ping"))
