@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +12,7 @@ import pytest
 from colibri.serving.errors import UnsafeFile
 from colibri.serving.exits import EXIT_USAGE
 from colibri.serving.secret_files import refuse_if_others_may_write
+from tests.helpers import clean_env
 
 
 @pytest.mark.parametrize(
@@ -35,4 +39,19 @@ def test_a_file_only_its_owner_may_write_passes(tmp_path: Path, mode: int) -> No
 
 
 def test_a_missing_file_passes_its_creator_makes_it_0600(tmp_path: Path) -> None:
-    refuse_if_others_may_write(tmp_path / "not-yet.jsonl")
+    tokens = tmp_path / "not-yet.jsonl"
+    refuse_if_others_may_write(tokens)
+    # The creator is `colibri token create --file`; a umask that takes nothing away shows the
+    # mode is its own choice, not the umask's.
+    done = subprocess.run(
+        [sys.executable, "-m", "colibri", "token", "create", "ci", "--file", str(tokens)],
+        env=clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        umask=0,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+    refuse_if_others_may_write(tokens)
