@@ -53,11 +53,14 @@ async def test_a_failing_audit_sink_leaves_the_response_unchanged(tmp_path: Path
             assert data.keys() == healthy.keys() and data["mode"] == "FULL"
 
 
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_both_protocol_eras(tmp_path: Path, mode: str) -> None:
+# "legacy" is the initialize handshake; "auto" probes server/discover and takes the stateless era.
+@pytest.mark.parametrize(("mode", "era"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+async def test_both_protocol_eras(tmp_path: Path, mode: str, era: str) -> None:
     async with connect(clean_env(tmp_path), mode=mode) as client:
+        agreed = client.protocol_version
         data = ok_data(await call(client, "server_health"))
         names = {tool.name for tool in (await client.list_tools()).tools}
+    assert agreed == era
     assert data["phase"] == "phase2"
     assert {"server_ping", "server_health"} <= names
 
