@@ -52,6 +52,11 @@ def describe(tool: Tool) -> types.Tool:
     )
 
 
+# Requests answered in phase 1 without waiting: the handshake, discovery and liveness. Every other
+# request (tools, skills, resources, ...) needs what phase 2 opens and waits for it (SPEC §1.3).
+_AT_ONCE_METHODS = frozenset({"initialize", "server/discover", "ping"})
+
+
 class _EdgeMiddleware:
     """Holds requests back until phase 2 (bounded) and routes non-object arguments to the chain."""
 
@@ -63,16 +68,19 @@ class _EdgeMiddleware:
         )
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method == "tools/call":
-            params = ctx.params if isinstance(ctx.params, Mapping) else {}
-            name = params.get("name")
-            if name not in self._at_once:
-                await self._app.wait_ready()
-            arguments = params.get("arguments")
-            if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
-                return to_result(await self._app.call(name, arguments, caller_of(ctx)))
-        elif ctx.method == "tools/list":
+        if ctx.request_id is None or ctx.method in _AT_ONCE_METHODS:
+            # Notifications (initialized, cancelled) need nothing phase 2 opens: held, they would only lag.
+            return await call_next(ctx)
+        if ctx.method != "tools/call":
             await self._app.wait_ready()
+            return await call_next(ctx)
+        params = ctx.params if isinstance(ctx.params, Mapping) else {}
+        name = params.get("name")
+        if name not in self._at_once:
+            await self._app.wait_ready()
+        arguments = params.get("arguments")
+        if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
+            return to_result(await self._app.call(name, arguments, caller_of(ctx)))
         return await call_next(ctx)
 
 

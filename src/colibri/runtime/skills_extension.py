@@ -54,10 +54,15 @@ class SkillsExtension(Extension):
 
     async def served(self) -> list[SkillEntry]:
         tool = self._app.tools.get(SKILL_TOOL)
-        mode = self._app.state.mode
-        if tool is None or not tool.admitted_in(mode):
+        state = self._app.state
+        if tool is None or not tool.admitted_in(state.mode):
+            if state.phase == "phase1":
+                # Still booting past the bounded wait, or boot failed: phase 1's MINIMAL is not a
+                # mode anyone declared, so the reason is the boot's, never "mode MINIMAL".
+                raise MCPError(INVALID_REQUEST, f"skills are not served yet: {self._app.readiness()}")
             raise MCPError(
-                INVALID_REQUEST, f"skills are not served in mode {mode.value}, where {SKILL_TOOL} is not"
+                INVALID_REQUEST,
+                f"skills are not served in mode {state.mode.value}, where {SKILL_TOOL} is not",
             )
         from colibri.domains.skills.handlers import REGISTRY
         from colibri.domains.skills.roots import roots_from
