@@ -56,7 +56,8 @@ def board(
     cards shown, next actions (of the whole board: they rank every open task)."""
     narrowed = narrowed or BoardFilter()
     with db.snapshot() as conn:
-        totals = count_matching(db, narrowed.args()) if narrowed.given() else tasks.count_by_status(conn)
+        whole = tasks.count_by_status(conn)
+        totals = count_matching(db, narrowed.args()) if narrowed.given() else whole
         columns = []
         for status in STATUSES:
             args = narrowed.args(status=status, limit=PAGE, cursor=cursors.get(status))
@@ -65,10 +66,21 @@ def board(
         shown = [task for column in columns for task in column.tasks]
         graph: Graph = lay_out(shown)
         actions = next_actions(db, 5)
+    # next_actions lists as stuck both the tasks whose status is blocked and the todo tasks
+    # waiting on dependencies, with one total: the page names them apart, so that its count of
+    # blocked tasks is the BLOCKED column's (unfiltered). Blocked tasks are open, so all are in it.
+    blocked = [item for item in actions.blocked if item.status == "blocked"]
+    waiting = [item for item in actions.blocked if item.status != "blocked"]
     return {
         "columns": columns,
         "graph": graph,
         "next": actions,
+        "stuck": {
+            "blocked": blocked,
+            "blocked_total": whole.get("blocked", 0),
+            "waiting": waiting,
+            "waiting_total": actions.blocked_total - whole.get("blocked", 0),
+        },
         "total": sum(totals.values()),
         "filters": narrowed.given(),
     }
