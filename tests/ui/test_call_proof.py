@@ -5,23 +5,32 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
+import anyio
 import pytest
 
 from colibri.core.clock import utc_now
-from colibri.domains.log import cosigned, locate
+from colibri.domains.log import locate
 from colibri.domains.log.appends import log_action
 from colibri.domains.log.notary import Notary
-from colibri.domains.log.note import Signer
+from colibri.domains.log.note import Signer, Verifier
 from colibri.domains.proofs import sessions
 from colibri.domains.trail import records
-from colibri.storage import Database
+from colibri.storage import Database, open_database
 from colibri.storage.audit_read import get_action
 from colibri.ui import audit_views
 from colibri.ui.render import render
+from tests.domains.log.helpers import generate_key
+from tests.domains.log.witnesses import make_witness, running, write_policy
+from tests.helpers import clean_env
+from tests.helpers import postgres as pg
+from tests.switchboard.helpers import FAST, Downstreams, switchboard, wait_for_state, write_config
 from tests.ui.offline_proof import check_call_proof, cosignature_names
 
 STARTED: dict[int, float] = {}
+GATEWAY_ORIGIN = "example.com/gateway"
+WITNESS_WAIT_S = 60.0
 
 
 def _open(db: Database, tool: str, principal: str = "ana") -> int:
@@ -84,26 +93,79 @@ def test_a_call_is_found_in_the_log_however_the_calls_finished(fresh_db: Databas
         assert locate.action_index(conn, long_call, None) == logged[long_call]
 
 
-def test_the_page_and_the_proof_of_a_switchboard_call(fresh_db: Database) -> None:
-    """A gateway's audit store names tools `server.tool`; its calls open and prove like any other."""
-    number = _open(fresh_db, "github.create_issue", principal="ci-bot")
-    _finish(fresh_db, number)
-    signer = Signer.generate("example.com/colibri")
-    with fresh_db.atomic() as conn:
-        made = Notary(signer).make(conn, "on-demand")
-        assert made.id is not None
-        cosigned.add_cosignature(conn, made.id, "w1-key", "\u2014 w1.example AAAA\n", 1_700_000_000)
-    page = audit_views.call_page(fresh_db, number, signer.verifier())
-    assert page is not None and page["proof"].proof_ok and page["proof"].row_matches
-    html = render("call.html", **page).body.decode()
-    assert "github.create_issue" in html and 'id="proof-download"' in html
-    assert '<span id="witnesses">cosigned by w1.example</span>' in html
-    assert 'id="call-trace"' not in html  # this call carried no trace context
-    bundle = audit_views.proof_bundle(fresh_db, number, signer.verifier())
-    assert isinstance(bundle, dict)
-    assert check_call_proof(bundle, signer.verifier().key()) == []
-    assert cosignature_names(bundle) == ["example.com/colibri", "w1.example"]
-    assert audit_views.call_page(fresh_db, number + 1, None) is None
+@pytest.mark.anyio
+async def test_the_page_and_the_proof_of_a_switchboard_call(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A gateway's audit store names tools `server.tool`; its calls open and prove like any other.
+    A real switchboard routes a real call into its store and has its checkpoint cosigned by a real
+    witness; the store's own log is what the page and the proof read."""
+    env = clean_env(tmp_path)
+    key, vkey = generate_key(tmp_path, env, GATEWAY_ORIGIN)
+    witness = make_witness(tmp_path, env, "w1", [f"{GATEWAY_ORIGIN} {vkey}"])
+    if backend == "sqlite":
+        target, audit = str(tmp_path / "gateway.db"), {"db": "gateway.db", "signing_key": str(key)}
+    else:
+        server: pg.PostgresServer = request.getfixturevalue("postgres_server")
+        target = server.new_database(migrated=False)
+        audit = {"db_url": target, "signing_key": str(key)}
+    downstreams = Downstreams(tmp_path)
+    config = write_config(tmp_path, {"github": downstreams.fault("github")}, health=FAST, audit=audit)
+    board_env = {
+        "COLIBRI_LOG_ORIGIN": GATEWAY_ORIGIN,
+        "COLIBRI_CHECKPOINT_INTERVAL_S": "0.2",
+        "COLIBRI_WITNESS_POLICY": str(write_policy(tmp_path / "w.policy", [witness], 1)),
+    }
+    with running(witness):
+        async with switchboard(config, env=board_env) as client:
+            await wait_for_state(client, "github", "HEALTHY")
+            routed = await client.call_tool("github.work", {"title": "t"})
+            assert not routed.is_error, routed
+            # The call's checkpoint is cosigned while the switchboard runs (the duty submits only
+            # then); nothing is called meanwhile, so that checkpoint stays the latest.
+            deadline = time.monotonic() + WITNESS_WAIT_S
+            while (cosigned_at := _cosigned_and_latest(target, "github.work")) is None:
+                assert time.monotonic() < deadline, "the witness did not cosign the call's checkpoint"
+                await anyio.sleep(0.1)  # polling a condition while the switchboard runs
+    number = cosigned_at
+    verifier = Verifier.parse(vkey)
+    db = open_database(target, readonly=True)
+    try:
+        page = audit_views.call_page(db, number, verifier)
+        assert page is not None and page["proof"].proof_ok and page["proof"].row_matches
+        html = render("call.html", **page).body.decode()
+        assert "github.work" in html and 'id="proof-download"' in html
+        assert '<span id="witnesses">cosigned by w1.example</span>' in html
+        assert 'id="call-trace"' not in html  # this call carried no trace context
+        bundle = audit_views.proof_bundle(db, number, verifier)
+        assert isinstance(bundle, dict)
+        assert check_call_proof(bundle, vkey) == []
+        assert cosignature_names(bundle) == [GATEWAY_ORIGIN, "w1.example"]
+        last = db.execute("SELECT max(sequence_no) FROM actions").fetchone()[0]
+        assert audit_views.call_page(db, last + 1, None) is None
+    finally:
+        db.close()
+
+
+def _cosigned_and_latest(target: str, tool: str) -> int | None:
+    """The sequence number of `tool`'s row once the latest checkpoint covers its log entry and
+    carries a cosignature; None before."""
+    db = open_database(target, readonly=True)
+    try:
+        row = db.execute(
+            "SELECT a.sequence_no, e.idx FROM actions a JOIN log_entries e"
+            " ON e.kind = 'action' AND e.ref = a.sequence_no WHERE a.tool = ?",
+            (tool,),
+        ).fetchone()
+        latest = db.execute(
+            "SELECT c.size, (SELECT count(*) FROM log_cosignatures s WHERE s.checkpoint_id = c.id)"
+            " FROM log_checkpoints c ORDER BY c.id DESC LIMIT 1"
+        ).fetchone()
+    finally:
+        db.close()
+    if row is None or latest is None or latest[0] <= row[1] or latest[1] == 0:
+        return None
+    return int(row[0])
 
 
 def test_a_call_after_the_latest_checkpoint_or_still_running_has_no_proof_yet(fresh_db: Database) -> None:

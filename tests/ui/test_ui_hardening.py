@@ -106,26 +106,40 @@ class OpenWatch:
 
 
 def test_the_ui_checks_signatures_with_a_verifier_key_and_never_opens_the_signer_key(tmp_path: Path) -> None:
+    """Each page says which key checked a checkpoint and where the key came from: one given with
+    --verifier-key, or the one the store records (which shows only that the store matches itself)."""
     env = clean_env(tmp_path)
     ids = anyio.run(agent_workflow, env)
     key_file = default_key_path(Path(env["COLIBRI_DB_PATH"]))
-    verifier_key = read_signer(key_file).verifier().key()
+    signer = read_signer(key_file).verifier()
+    verifier_key, named = signer.key(), f"{signer.name}+{signer.hash:08x}"
     key_file.chmod(0)
     watch = OpenWatch(key_file)
     try:
         with ui_server(env, tmp_path, "--no-auth", "--verifier-key", verifier_key) as base:
             page = httpx2.get(f"{base}/trail/{ids['session']}", timeout=20).text
-        assert "signature verified" in page and verifier_key in page
+            call = httpx2.get(f"{base}/audit/1", timeout=20).text
+        for shown in (page, call):
+            assert 'data-signature="verified"' in shown and f'<code class="key-id">{named}</code>' in shown
+            assert 'data-source="given"' in shown and 'data-source="store"' not in shown
+        assert verifier_key in page
         assert 'id="verifier-source"' not in page, "a key given on the command line is not the store's"
         # Without one, the key the store recorded for its latest checkpoint, said to be the store's.
         with ui_server(env, tmp_path, "--no-auth") as base:
             page = httpx2.get(f"{base}/trail/{ids['session']}", timeout=20).text
-        assert "signature verified" in page and verifier_key in page
+            call = httpx2.get(f"{base}/audit/1", timeout=20).text
+        store_said = (
+            "the key the store records — pass <code>--verifier-key</code> to check against a key you hold"
+        )
+        for shown in (page, call):
+            assert 'data-signature="verified"' in shown and f'<code class="key-id">{named}</code>' in shown
+            assert 'data-source="store"' in shown and store_said in shown
+            assert 'data-source="given"' not in shown and 'class="ok" data-signature' not in shown
         assert 'id="verifier-source"' in page and "as the store records it" in page
-        stranger = Signer.generate("example.com/stranger").verifier().key()
-        with ui_server(env, tmp_path, "--no-auth", "--verifier-key", stranger) as base:
+        stranger = Signer.generate("example.com/stranger").verifier()
+        with ui_server(env, tmp_path, "--no-auth", "--verifier-key", stranger.key()) as base:
             page = httpx2.get(f"{base}/trail/{ids['session']}", timeout=20).text
-        assert "SIGNATURE INVALID" in page
+        assert 'data-signature="invalid"' in page and f"{stranger.name}+{stranger.hash:08x}" in page
         assert not watch.opened(), "a page opened the signer's key file"
     finally:
         watch.close()
@@ -163,4 +177,5 @@ def test_serve_http_pages_check_signatures_with_the_key_it_holds_not_the_file(tm
             assert not watch.opened(), "a page opened the signer's key file"
         finally:
             watch.close()
-    assert "signature verified" in page and 'id="verifier-key"' in page
+    assert 'data-signature="verified"' in page and 'data-source="given"' in page
+    assert 'id="verifier-key"' in page

@@ -12,7 +12,7 @@ from colibri.core.database import Database
 from colibri.domains.log.note import Verifier
 from colibri.storage.audit_read import get_action, list_actions
 from colibri.ui.call_proof import call_proof
-from colibri.ui.checkpoints import recorded_verifier
+from colibri.ui.checkpoints import key_id, recorded_verifier
 
 PAGE = 50
 
@@ -42,6 +42,7 @@ def call_page(db: Database, sequence_no: int, verifier: Verifier | None) -> dict
         "proof": proof,
         "verifier": key,
         "verifier_key": None if key is None else key.key(),
+        "verifier_id": key_id(key),
         "verifier_given": verifier is not None,
     }
 

@@ -38,6 +38,11 @@ def recorded_verifier(conn: Connection) -> Verifier | None:
         return None
 
 
+def key_id(verifier: Verifier | None) -> str | None:
+    """NAME+HASH of a verifier key: what names the key on a page (the key itself is long)."""
+    return None if verifier is None else f"{verifier.name}+{verifier.hash:08x}"
+
+
 def session_checkpoints(
     conn: Connection, session_id: str, verifier: Verifier | None
 ) -> dict[str, ShownCheckpoint | None]:

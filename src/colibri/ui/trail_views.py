@@ -12,7 +12,7 @@ from colibri.core.database import Database
 from colibri.domains.log.note import Verifier
 from colibri.domains.proofs import repository as proofs
 from colibri.domains.trail import repository as trail
-from colibri.ui.checkpoints import recorded_verifier, session_checkpoints
+from colibri.ui.checkpoints import key_id, recorded_verifier, session_checkpoints
 from colibri.ui.integrity import CHECKS, INLINE_SPAN, check_now
 from colibri.ui.overview import STORE_CHECKS, ChainPass, chain_pass, session_state
 
@@ -100,6 +100,7 @@ def session_page(
         "integrity": integrity,
         "checkpoints": checkpoints,
         "verifier_key": None if verifier is None else verifier.key(),
+        "verifier_id": key_id(verifier),
         "verifier_given": given,
         "next_cursor": encode_cursor(records[-1].seq) if more else None,
     }
