@@ -21,6 +21,7 @@ from colibri.core.spec import Tool
 from colibri.runtime import skills_extension
 from colibri.runtime.app import App
 from colibri.runtime.duties import duties
+from colibri.runtime.handshake import NoSessionMessage
 from colibri.runtime.http_auth import caller_of
 from colibri.serving.stdio import run_stdio
 from colibri.serving.tracing import sdk_middleware
@@ -102,7 +103,7 @@ def build_server(app: App) -> Server[Any]:
     )
     skills_extension.install(server, app)  # the skill registry as skill:// resources (SEP-2640)
     # The SDK's default is its OpenTelemetry span per message: kept only when tracing is on.
-    server.middleware = [*sdk_middleware(server.middleware), _EdgeMiddleware(app)]
+    server.middleware = [*sdk_middleware(server.middleware), NoSessionMessage(), _EdgeMiddleware(app)]
     return server
 
 
