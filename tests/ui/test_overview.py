@@ -10,7 +10,7 @@ import pytest
 from colibri.domains.proofs import sessions
 from colibri.domains.trail import records
 from colibri.storage import Database
-from colibri.ui import overview, trail_views
+from colibri.ui import marks, overview, trail_views
 from colibri.ui.render import render
 
 
@@ -64,9 +64,9 @@ def test_a_seal_that_no_longer_matches_is_broken_too(fresh_db: Database) -> None
 def test_a_large_store_is_checked_in_the_background_and_rechecked(
     fresh_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(trail_views, "INLINE_SPAN", 1)
+    monkeypatch.setattr(marks, "INLINE_SPAN", 1)  # marks.store_pass: the pass every page shares
     monkeypatch.setattr(overview, "MAX_AGE_S", 0.0)
-    monkeypatch.setattr(trail_views, "STORE_CHECKS", overview.StoreChecks())
+    monkeypatch.setattr(marks, "STORE_CHECKS", overview.StoreChecks())
     sealed = _session(fresh_db, "a1", "a2")
     sessions.finalize(fresh_db, sealed)
     other = _session(fresh_db, "b1")

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 from typing import Any
 
 from colibri.core.cursor import decode_cursor, encode_cursor
-from colibri.core.database import Database
+from colibri.core.database import Connection, Database
 from colibri.domains.log.note import Verifier
 from colibri.domains.proofs import repository as proofs
 from colibri.domains.trail import repository as trail
+from colibri.domains.trail.repository import StoredRecord
 from colibri.ui.checkpoints import key_id, recorded_verifier, session_checkpoints
-from colibri.ui.integrity import CHECKS, INLINE_SPAN, check_now
-from colibri.ui.overview import STORE_CHECKS, ChainPass, chain_pass, session_state
+from colibri.ui.integrity import CHECKS, INLINE_SPAN, Integrity, check_now
+from colibri.ui.marks import RecordMark, record_marks, store_pass
+from colibri.ui.overview import session_state
 
 PAGE = 50
 
@@ -43,18 +46,12 @@ def sessions_page(db: Database, before: tuple[str, str] | None) -> dict[str, Any
 
     The integrity comes from one pass over the whole chain (overview.py): made now on a store of
     up to INLINE_SPAN records, else the latest background pass, with its age."""
-    error: str | None = None
-    known: ChainPass | None
     with db.snapshot() as conn:
         rows = proofs.list_sessions(conn, before=before, limit=PAGE + 1)
         more = len(rows) > PAGE
         sessions = rows[:PAGE]
         spans = {s.session_id: trail.session_seq_range(conn, s.session_id) for s in sessions}
-        sealed = [s for s in sessions if s.seal is not None]
-        if trail.read_head_or_genesis(conn).seq <= INLINE_SPAN:
-            known = chain_pass(conn, sealed)
-        else:
-            known, error = STORE_CHECKS.latest(db.target, sealed)
+        known, error = store_pass(db, conn, [s for s in sessions if s.seal is not None])
     states = {s.session_id: session_state(known, s, spans[s.session_id]) for s in sessions}
     return {
         "sessions": sessions,
@@ -87,6 +84,7 @@ def session_page(
             integrity = check_now(db, session, span)
         else:
             integrity = CHECKS.status(db.target, session, span)
+        marks = _session_marks(db, conn, records[:PAGE], integrity)
         given = verifier is not None
         verifier = verifier or recorded_verifier(conn)
         checkpoints = session_checkpoints(conn, session_id, verifier)
@@ -95,6 +93,7 @@ def session_page(
     return {
         "session": session,
         "records": records,
+        "marks": marks,
         "kind": kind,
         "span": span,
         "integrity": integrity,
@@ -103,4 +102,29 @@ def session_page(
         "verifier_id": key_id(verifier),
         "verifier_given": given,
         "next_cursor": encode_cursor(records[-1].seq) if more else None,
+    }
+
+
+def _session_marks(
+    db: Database, conn: Connection, records: list[StoredRecord], integrity: Integrity | None
+) -> dict[int, RecordMark]:
+    """The marks of the session's records shown: the store pass's (as on a task's page), and
+    what this page's own check of the session's span found, which may be newer."""
+    marks = record_marks(db, conn, records)
+    if integrity is None or integrity.chain is None:
+        return marks
+    first = integrity.chain.first_break
+    if first is None and (integrity.seal is None or integrity.seal.valid):
+        return marks
+    detail = (
+        "its seal no longer matches its records" if first is None else f"at seq {first.seq} ({first.reason})"
+    )
+    return {
+        seq: replace(
+            mark,
+            state="broken",
+            detail=mark.detail if mark.state == "broken" else detail,
+            at_break=mark.at_break or (first.reason if first is not None and first.seq == seq else None),
+        )
+        for seq, mark in marks.items()
     }

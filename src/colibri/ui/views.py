@@ -19,6 +19,7 @@ from colibri.domains.tasks.next_actions import next_actions
 from colibri.domains.tasks.service import get_task_detail
 from colibri.domains.trail import repository as trail
 from colibri.ui.graph import Graph, lay_out
+from colibri.ui.marks import record_marks
 
 STATUSES = ("todo", "in_progress", "blocked", "review", "done", "cancelled")
 PAGE = 50
@@ -87,7 +88,8 @@ def board(
 
 
 def task_page(db: Database, task_id: str, after: str | None) -> dict[str, Any] | None:
-    """The task's fields, its history and a page of the thought records that cite it."""
+    """The task's fields, its history and a page of the thought records that cite it, each marked
+    when its session is broken (marks.py)."""
     with db.snapshot() as conn:
         if not tasks.task_exists(conn, task_id):
             return None
@@ -96,10 +98,12 @@ def task_page(db: Database, task_id: str, after: str | None) -> dict[str, Any] |
         records = trail.list_records(
             conn, session_id=None, task_id=task_id, kind=None, after_seq=after_seq, limit=PAGE + 1
         )
-    more = len(records) > PAGE
-    records = records[:PAGE]
+        more = len(records) > PAGE
+        records = records[:PAGE]
+        marks = record_marks(db, conn, records)
     return {
         "task": detail,
         "records": records,
+        "marks": marks,
         "next_cursor": encode_cursor(records[-1].seq) if more else None,
     }
