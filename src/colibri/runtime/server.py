@@ -23,6 +23,7 @@ from colibri.runtime.app import App
 from colibri.runtime.duties import duties
 from colibri.runtime.handshake import NoSessionMessage
 from colibri.runtime.http_auth import caller_of
+from colibri.runtime.instructions import instructions
 from colibri.serving.stdio import run_stdio
 from colibri.serving.tracing import sdk_middleware
 
@@ -98,8 +99,14 @@ def build_server(app: App) -> Server[Any]:
     ) -> types.CallToolResult:
         return to_result(await app.call(params.name, params.arguments, caller_of(ctx)))
 
+    mode = app.config.mode
+    admitted = [name for name, tool in app.tools.items() if tool.admitted_in(mode)]
     server: Server[Any] = Server(
-        "colibri", version=app.state.version, on_list_tools=list_tools, on_call_tool=call_tool
+        "colibri",
+        version=app.state.version,
+        instructions=instructions(mode, admitted),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
     )
     skills_extension.install(server, app)  # the skill registry as skill:// resources (SEP-2640)
     # The SDK's default is its OpenTelemetry span per message: kept only when tracing is on.
