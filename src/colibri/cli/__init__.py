@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from colibri import __version__
 from colibri.cli import log as log_cli
 from colibri.cli import serve_http as serve_http_cli
+from colibri.cli import switchboard_command as switchboard_cli
 from colibri.cli import tokens as tokens_cli
 from colibri.cli import ui as ui_cli
+from colibri.cli.anywhere import subcommands_first
 from colibri.cli.db_command import add_db_command
 from colibri.runtime.config import Config, ConfigError, signing_key_problem
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
@@ -77,60 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_db_command(commands)
 
-    switchboard = commands.add_parser(
-        "switchboard",
-        help="run the health-aware MCP gateway",
-        description="Run the switchboard: an MCP server in front of the downstream MCP servers named "
-        "in --config, routing each call only to a healthy one.",
-    )
-    switchboard.add_argument(
-        "action",
-        nargs="?",
-        choices=["run", "status", "pins"],
-        default="run",
-        help="run (default) serves MCP; status checks every downstream once and prints a table; "
-        "pins list | pins approve SERVER.TOOL shows the audit store's tool pins, or approves a changed tool",
-    )
-    switchboard.add_argument("words", nargs="*", metavar="list|approve SERVER.TOOL", help="what pins does")
-    switchboard.add_argument(
-        "--by", metavar="NAME", help="with pins approve: who approves (default: the user running the command)"
-    )
-    switchboard.add_argument("--config", required=True, metavar="FILE", help="mcpServers JSON config file")
-    switchboard.add_argument(
-        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
-    )
-    switchboard.add_argument(
-        "--no-auth",
-        action="store_true",
-        help="serve --http without bearer tokens (loopback addresses only)",
-    )
-    switchboard.add_argument(
-        "--metrics", metavar="HOST:PORT", help="with stdio serving: /healthz, /readyz and /metrics over HTTP"
-    )
-    switchboard.add_argument(
-        "--watch",
-        action="store_true",
-        help="reload the config whenever the file changes (SIGHUP always does)",
-    )
+    switchboard_cli.add_parser(commands)
 
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(subcommands_first(parser, sys.argv[1:] if argv is None else argv))
     if args.command == "switchboard":
-        from colibri.switchboard.program import run as run_switchboard
-
-        if args.action == "pins":
-            from colibri.switchboard.program import pins_command
-
-            return pins_command(args.config, args.words, args.by)
-        if args.words:
-            print(f"colibri switchboard {args.action}: unexpected {' '.join(args.words)!r}", file=sys.stderr)
-            return EXIT_USAGE
-        return run_switchboard(
-            args.action, args.config, args.http, no_auth=args.no_auth, metrics=args.metrics, watch=args.watch
-        )
+        return switchboard_cli.run(args)
     if args.command == "token":
         return tokens_cli.run(args)
     try:

@@ -1,0 +1,81 @@
+"""`colibri switchboard [run|status|pins list|pins approve SERVER.TOOL] --config FILE`'s arguments.
+
+Each subcommand declares the options it takes (`--config` on every one), and `run` is the default
+(`colibri switchboard --config F` serves): cli/anywhere.py lets the options come before or after
+the subcommand's words. The command itself lives in switchboard/program.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+CONFIG_HELP = "mcpServers JSON config file"
+
+
+def add_parser(commands: Any) -> None:
+    switchboard = commands.add_parser(
+        "switchboard",
+        help="run the health-aware MCP gateway",
+        description="Run the switchboard: an MCP server in front of the downstream MCP servers named "
+        "in --config, routing each call only to a healthy one. Without ACTION it runs (the options of "
+        "`run`); options may come before or after ACTION.",
+    )
+    actions = switchboard.add_subparsers(dest="action", metavar="ACTION")
+    switchboard.set_defaults(action="run")
+    run = actions.add_parser(
+        "run",
+        help="serve MCP (the default)",
+        description="Serve MCP over stdio, or Streamable HTTP with --http.",
+    )
+    _config(run)
+    run.add_argument(
+        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
+    run.add_argument(
+        "--no-auth", action="store_true", help="serve --http without bearer tokens (loopback addresses only)"
+    )
+    run.add_argument(
+        "--metrics", metavar="HOST:PORT", help="with stdio serving: /healthz, /readyz and /metrics over HTTP"
+    )
+    run.add_argument(
+        "--watch",
+        action="store_true",
+        help="reload the config whenever the file changes (SIGHUP always does)",
+    )
+    status = actions.add_parser(
+        "status",
+        help="check every downstream once and print a table",
+        description="Connect to every downstream, check each once, print a table; exit 1 when one is "
+        "not HEALTHY.",
+    )
+    _config(status)
+    pins = actions.add_parser(
+        "pins",
+        help="the audit store's tool pins: list, or approve a changed tool",
+        description="Show the audit store's tool pins, or approve a changed tool's new definition.",
+    )
+    pins_actions = pins.add_subparsers(dest="pins_action", metavar="list|approve", required=True)
+    _config(pins_actions.add_parser("list", help="every pinned tool and its state"))
+    approve = pins_actions.add_parser("approve", help="make a changed tool's definition its pin")
+    approve.add_argument("tool", metavar="SERVER.TOOL", help="the changed tool, as the switchboard names it")
+    _config(approve)
+    approve.add_argument("--by", metavar="NAME", help="who approves (default: the user running the command)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from colibri.switchboard.program import pins_command
+    from colibri.switchboard.program import run as run_switchboard
+
+    if args.action == "pins":
+        words = [args.pins_action, *([args.tool] if args.pins_action == "approve" else [])]
+        return pins_command(args.config, words, getattr(args, "by", None))
+    if args.action == "status":
+        return run_switchboard("status", args.config, None)
+    return run_switchboard(
+        "run", args.config, args.http, no_auth=args.no_auth, metrics=args.metrics, watch=args.watch
+    )
+
+
+def _config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, metavar="FILE", help=CONFIG_HELP)
