@@ -51,7 +51,12 @@ class App:
                 # The tools' JSON schemas (what tools/list sends) are made meanwhile, in a thread of
                 # their own: phase 2 mostly waits on the disk, and the first tools/list waits for it.
                 tasks.start_soon(anyio.to_thread.run_sync, self._make_schemas)
-                await run_phase2(self.state, self.config, self.migrations)
+                # Finished even when the transport ends first (`colibri serve </dev/null` reaches
+                # EOF at once and cancels the duties): cut short, phase 2 would hide a refusal it
+                # exists to make (a signing key that may not sign this log exits 2) and leave no
+                # signer for the shutdown checkpoint. A stop signal still ends the process at once.
+                with anyio.CancelScope(shield=True):
+                    await run_phase2(self.state, self.config, self.migrations)
         finally:
             self.ready.set()
 
