@@ -61,6 +61,10 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"colibri ui: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    missing = _missing_database(config)
+    if missing is not None:
+        print(f"colibri ui: {missing}", file=sys.stderr)
+        return EXIT_USAGE
     host, port = address
     options = UiOptions(
         host,
@@ -77,6 +81,19 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
     except StorageError as exc:
         print(f"colibri ui: {exc}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _missing_database(config: Config) -> str | None:
+    """Why COLIBRI_DB_PATH names no database the pages could show, or None (a PostgreSQL URL is
+    checked by connecting). A configuration problem, so exit 2; a store that fails once opened is 1."""
+    path = config.db_path
+    if config.db_url is not None or path.is_file():
+        return None
+    what = "a folder" if path.is_dir() else "no such file"
+    return (
+        f"COLIBRI_DB_PATH={path} names no database ({what}); point it at a Colibri database file, "
+        "or create one by running `colibri serve` once in FULL"
+    )
 
 
 def _verifier(text: str | None) -> Verifier | None:
