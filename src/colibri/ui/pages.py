@@ -1,8 +1,10 @@
 """The routes of the pages: `/` board, `/tasks/<id>`, `/trail`, `/trail/<session_id>`, `/audit`,
 `/audit/<n>` and its proof `/audit/<n>/proof.json`, and the sign-in form.
 
-Every page is plain HTML that reads without JavaScript and refreshes itself (a meta refresh:
-polling that needs no script). Nothing here writes: the handlers (content.py) only read.
+Every page is plain HTML that reads without JavaScript and refreshes itself: a small script
+fetches the page again and replaces its data regions only, never a form someone is typing in
+(templates/_live.html); without JavaScript a meta refresh reloads it. Nothing here writes: the
+handlers (content.py) only read.
 The Host/Origin allow-list, the body caps and the anti-framing headers are the face's, in front
 of every route (`serving.guards`); `/login` adds its own rule: a same-origin POST only.
 """
