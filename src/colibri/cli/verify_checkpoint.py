@@ -7,8 +7,8 @@ bad line (note.shown), so `--checkpoint /dev/zero` ends at once with a short mes
 
 from __future__ import annotations
 
-import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from colibri.cli.log_store import Unusable, log_store, shown_store, usage
@@ -17,6 +17,7 @@ from colibri.domains.log.note import NoteError, Verifier
 from colibri.domains.log.policy import PolicyError, WitnessPolicy, read_policy
 from colibri.domains.log.verify import CheckpointReport, verify_against
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK
+from colibri.verifier.rate import rate
 
 MAX_CHECKPOINT_BYTES = 1 << 20
 
@@ -36,27 +37,32 @@ def verify_checkpoint(
     except (Unusable, PolicyError) as exc:
         return usage("verify", str(exc))
     except NoteError as exc:
-        print(f"colibri verify: the checkpoint {checkpoint_file} is rejected: {exc}", file=sys.stderr)
-        print(f"result:           REJECTED — {exc}")
+        # The verdict line alone: stdout carries every verdict, and a second copy on stderr said
+        # the same thing twice.
+        print(f"result:           REJECTED — the checkpoint {checkpoint_file}: {exc}")
         return EXIT_FAILED
-    witnessed = None if policy is None else _quorum(report, note, policy)
-    print_report(db_path, checkpoint_file, report, time.perf_counter() - started, witnessed)
-    return EXIT_OK if report.valid else EXIT_FAILED
+    quorum = None if policy is None else _quorum(note, policy)
+    print_report(db_path, checkpoint_file, report, time.perf_counter() - started, quorum)
+    return EXIT_OK if report.valid and (quorum is None or quorum.met) else EXIT_FAILED
 
 
-def _quorum(report: CheckpointReport, note: str, policy: WitnessPolicy) -> str:
-    """The witnesses line of the report; a missing quorum is one of its problems."""
+@dataclass(frozen=True, slots=True)
+class Quorum:
+    """The policy's witnesses that validly cosigned the checkpoint, against the quorum it requires."""
+
+    cosigned: list[str]
+    witnesses: int
+    required: int
+    problems: list[str]
+
+    @property
+    def met(self) -> bool:
+        return len(self.cosigned) >= self.required
+
+
+def _quorum(note: str, policy: WitnessPolicy) -> Quorum:
     good, problems = policy.cosigned_by(note)
-    names = ", ".join(w.name for w in good) or "none"
-    line = (
-        f"{len(good)} of the policy's {len(policy.witnesses)} cosigned it (quorum {policy.quorum}): {names}"
-    )
-    if len(good) < policy.quorum:
-        report.fail(
-            f"the checkpoint carries {len(good)} valid witness cosignature(s), fewer than the policy's "
-            f"quorum of {policy.quorum} ({'; '.join(problems)})"
-        )
-    return line
+    return Quorum([w.name for w in good], len(policy.witnesses), policy.quorum, problems)
 
 
 def read_checkpoint(path: str) -> str:
@@ -97,10 +103,10 @@ def read_verifier(key: str) -> Verifier:
 
 
 def print_report(
-    db_path: Path | str, checkpoint_file: str, report: CheckpointReport, seconds: float, witnessed: str | None
+    db_path: Path | str, checkpoint_file: str, report: CheckpointReport, seconds: float, quorum: Quorum | None
 ) -> None:
     cp = report.checkpoint
-    rate = f", {report.log_size / seconds:,.0f} entries/s" if seconds > 0 and report.log_size else ""
+    per_second = rate(report.log_size, seconds, "entries")
     signed = "signature valid"
     if report.handovers:
         sizes = ", ".join(str(handover.checkpoint.size) for handover in report.handovers)
@@ -108,20 +114,29 @@ def print_report(
     lines = [
         f"database:         {shown_store(db_path)} (opened read-only)",
         f"checkpoint:       {checkpoint_file}: {cp.origin}, size {cp.size}, root {cp.root.hex()} ({signed})",
-        f"log entries:      {report.log_size:,} checked in {seconds:.2f} s{rate}",
+        f"log entries:      {report.log_size:,} checked in {seconds:.2f} s{per_second}",
     ]
-    if witnessed is not None:
-        lines.append(f"witnesses:        {witnessed}")
+    if quorum is not None:
+        names = ", ".join(quorum.cosigned) or "none"
+        count = f"{len(quorum.cosigned)} of the policy's {quorum.witnesses}"
+        lines.append(f"witnesses:        {count} cosigned it (quorum {quorum.required}): {names}")
     first = report.first_difference
     if first is not None:
         lo, hi = first
         where = f"entry index {lo}" if lo == hi else f"an entry index from {lo} to {hi}"
         lines.append(f"first difference: {where}")
     lines += [f"problem:          {problem}" for problem in report.problems]
-    verdict = (
-        f"VALID — the log holds the checkpoint's {cp.size} entries unchanged and only appended after them"
-        if report.valid
-        else "BROKEN — the log no longer matches the checkpoint"
-    )
+    if quorum is not None and not quorum.met:
+        lines += [f"witness problem:  {problem}" for problem in quorum.problems]
+    matched = f"the log holds the checkpoint's {cp.size} entries unchanged and only appended after them"
+    if not report.valid:
+        verdict = "BROKEN — the log no longer matches the checkpoint"
+    elif quorum is not None and not quorum.met:
+        verdict = (
+            f"QUORUM NOT MET — {matched}, but the checkpoint carries {len(quorum.cosigned)} valid witness "
+            f"cosignature(s) of the {quorum.required} the policy requires"
+        )
+    else:
+        verdict = f"VALID — {matched}"
     lines.append(f"result:           {verdict}")
     print("\n".join(lines))

@@ -30,6 +30,7 @@ from colibri.domains.trail.verify import Report, check_anchor, verify
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from colibri.storage.sqlite import SQLiteDatabase
 from colibri.verifier import parallel
+from colibri.verifier.rate import rate
 
 # The command's exit codes, from the one set every command uses.
 EXIT_VALID, EXIT_BROKEN, EXIT_UNUSABLE = EXIT_OK, EXIT_FAILED, EXIT_USAGE
@@ -139,13 +140,13 @@ def _progress_bar(total: int) -> tqdm[Never]:
 def print_summary(
     path: Path | str, scope: str, report: Report, seconds: float, log: LogStatus | None = None
 ) -> None:
-    rate = f", {report.checked / seconds:,.0f} records/s" if seconds > 0 and report.checked else ""
+    shown_rate = rate(report.checked, seconds, "records")
     sealed_bad = [seal for seal in report.seals if not seal.valid]
     head_label = "chain head:" if scope == WHOLE_CHAIN else "session head:"
     lines = [
         f"database:         {path} (opened read-only)",
         f"scope:            {scope}",
-        f"records checked:  {report.checked:,} in {seconds:.2f} s{rate}",
+        f"records checked:  {report.checked:,} in {seconds:.2f} s{shown_rate}",
         f"{head_label:<18}{report.head_hash or '(no records)'}",
         f"sessions checked: {len(report.seals)} sealed root(s) recomputed, {len(sealed_bad)} mismatch(es)",
         f"first break:      {_describe(report.first_break)}",
