@@ -6,12 +6,18 @@ them runs on SQLite and on a PostgreSQL server the session starts itself (tests/
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from colibri.storage import Database, SQLiteDatabase, open_database
 from colibri.storage.migrations import migrate
@@ -27,34 +33,85 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+# What may appear in a checkout while the suite runs without being its output: bytecode, written by
+# every import (unless PYTHONDONTWRITEBYTECODE is set), and the caches of the developer's own tools —
+# pytest's (written by the run itself, at its end), mypy's and ruff's (which `make lint` or an editor
+# may write while the suite runs). Everything else git shows, ignored files included (.hypothesis/,
+# data/), the run must not leave.
+NOT_TEST_OUTPUT = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+_BEFORE = pytest.StashKey[set[str] | None]()
+_HYPOTHESIS_HOME = pytest.StashKey[str]()
+
+# Hypothesis keeps its example database (and a cache of Unicode tables) in `.hypothesis/` of the
+# working folder, which is the checkout: the examples are not kept between runs, and the cache lives
+# in a temporary folder of each process (pytest_configure).
+settings.register_profile("colibri", database=None)
+settings.load_profile("colibri")
 
 
-def _untracked_or_changed() -> set[str] | None:
-    """`git status --porcelain` of the checkout, as a set of lines (None outside a git checkout)."""
-    if shutil.which("git") is None or not (CHECKOUT / ".git").exists():
+def checkout_state(root: Path) -> set[str] | None:
+    """What `git status` shows of the checkout at `root`, ignored and untracked files one by one,
+    less NOT_TEST_OUTPUT; and its top-level folders that hold no file, which git does not show
+    (`make run` makes an empty `data/`). None outside a git checkout."""
+    if shutil.which("git") is None or not (root / ".git").exists():
         return None
     done = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=CHECKOUT,
+        ["git", "status", "--porcelain", "--ignored", "--untracked-files=all"],
+        cwd=root,
         capture_output=True,
         text=True,
         check=False,
     )
-    return set(done.stdout.splitlines()) if done.returncode == 0 else None
+    if done.returncode != 0:
+        return None
+    state = {
+        line for line in done.stdout.splitlines() if NOT_TEST_OUTPUT.isdisjoint(re.split(r'[/"]', line[3:]))
+    }
+    state.update(
+        f"empty folder {entry.name}/"
+        for entry in root.iterdir()
+        if entry.is_dir() and not any(files for _, _, files in os.walk(entry))
+    )
+    return state
 
 
-@pytest.fixture(scope="session", autouse=True)
-def leaves_the_checkout_clean() -> Iterator[None]:
-    """The suite writes nothing into the checkout (SPEC §14): every file a test makes lives in a
-    temporary folder. Whatever `git status` shows at the end that it did not show at the start was
-    left by the run, and fails it, named."""
-    before = _untracked_or_changed()
-    yield
-    after = _untracked_or_changed()
-    if before is not None and after is not None:
-        left = sorted(after - before)
-        assert left == [], f"the test run left these in the checkout: {left}"
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The checkout as the run found it. Under xdist the controller alone compares: it looks before
+    its workers start and after they have all finished, so no worker's file is ever half-made."""
+    if not _is_xdist_worker(session.config):
+        session.config.stash[_BEFORE] = checkout_state(session.config.rootpath)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The suite writes nothing into the checkout (SPEC §14): whatever `git status` shows at the end
+    that it did not show at the start was left by the run, and fails it, named."""
+    before = session.config.stash.get(_BEFORE, None)
+    after = None if before is None else checkout_state(session.config.rootpath)
+    if before is None or after is None:
+        return
+    left = sorted(after - before)
+    if not left:
+        return
+    lines = [
+        "the test run left these in the checkout; a test writes only under tmp_path "
+        "(or another temporary folder):",
+        *(f"  {line}" for line in left),
+    ]
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        print("\n".join(lines), file=sys.stderr)
+    else:
+        reporter.write_sep("=", "left in the checkout", red=True)
+        for line in lines:
+            reporter.write_line(line, red=True)
+    if session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")
@@ -66,6 +123,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sqlite_only: the test reads or alters the SQLite file itself (runs on SQLite alone)"
     )
+    home = tempfile.mkdtemp(prefix="colibri-hypothesis-")
+    set_hypothesis_home_dir(home)
+    config.stash[_HYPOTHESIS_HOME] = home
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    home = config.stash.get(_HYPOTHESIS_HOME, None)
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

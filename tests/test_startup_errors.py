@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHECKOUT, _untracked_or_changed
 from tests.domains.log.helpers import generate_key
-from tests.helpers import clean_env, colibri, missing_part
+from tests.helpers import clean_env, colibri
 
 URL = "postgresql://colibri@127.0.0.1:1/colibri"
 
@@ -45,26 +44,6 @@ def test_call_refuses_what_its_server_would_refuse_in_one_line(tmp_path: Path) -
     line = _one_line(done.stderr)
     assert line.startswith("colibri call: ") and "COLIBRI_SIGNING_KEY" in line
     assert done.stdout == ""
-
-
-def test_the_checkout_guard_sees_a_file_a_test_would_leave() -> None:
-    """The session guard of conftest.py compares `git status` before and after the run; this shows
-    it notices a stray file (the run itself must leave none: the committed `postgresql:` files of an
-    old test are gone)."""
-    before = _untracked_or_changed()
-    if before is None:
-        missing_part("git and a git checkout: the guard has nothing to compare without them")
-    stray = CHECKOUT / "postgresql:" / "stray-test-file"
-    stray.parent.mkdir(exist_ok=True)
-    try:
-        stray.write_text("left behind")
-        after = _untracked_or_changed()
-        assert after is not None
-        assert after - before == {"?? postgresql:/stray-test-file"}
-    finally:
-        stray.unlink()
-        stray.parent.rmdir()
-    assert _untracked_or_changed() == before
 
 
 def test_call_reports_its_servers_refusal_in_one_line_with_its_exit_code(tmp_path: Path) -> None:
