@@ -20,7 +20,7 @@ from colibri.cli import tokens as tokens_cli
 from colibri.cli import ui as ui_cli
 from colibri.cli.anywhere import subcommands_first
 from colibri.cli.db_command import add_db_command
-from colibri.runtime.config import Config, ConfigError, signing_key_problem
+from colibri.runtime.config import Config, ConfigError, database_folder_problem, signing_key_problem
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command in ("serve", "call"):
         # `call` starts a server with this environment: it refuses what that server would refuse.
-        problem = tracing_problem() or signing_key_problem(config)
+        problem = tracing_problem() or signing_key_problem(config) or database_folder_problem(config)
         if problem is not None:
             print(f"colibri {args.command}: {problem}", file=sys.stderr)
             return EXIT_USAGE

@@ -1,6 +1,7 @@
 """Reading `COLIBRI_*` variables, one way everywhere: a choice among fixed values, a path list,
-the message size limit both programs share, and what both read for the store they write and its
-log (COLIBRI_DB_SYNC, COLIBRI_LOG_ORIGIN, a number of seconds, an optional path)."""
+the message size limit both programs share, what both read for the store they write and its
+log (COLIBRI_DB_SYNC, COLIBRI_LOG_ORIGIN, a number of seconds, an optional path), and the one rule
+for the folder of a SQLite file about to be created."""
 
 from __future__ import annotations
 
@@ -83,3 +84,17 @@ def seconds(env: Mapping[str, str], variable: str, default: float) -> float:
     if not 0 < value < float("inf"):
         raise ConfigError(variable, raw, ["a number of seconds greater than 0, e.g. 60"])
     return value
+
+
+def missing_db_folder(path: Path) -> str | None:
+    """Why a new SQLite file at `path` cannot be made, or None: only the file's own folder is ever
+    created, and only when the folder above it exists. So the default `data/colibri.db` works in any
+    working folder, while a mistyped path (a whole tree that is not there) is refused, not made.
+    The words end with the first fix; the caller adds its own alternative after "or"."""
+    folder = path.parent
+    if folder.is_dir() or folder.parent.is_dir():
+        return None
+    return (
+        f"the folder {folder} does not exist, nor {folder.parent} above it: "
+        f"create it first (mkdir -p {folder})"
+    )

@@ -13,12 +13,13 @@ from colibri.core.env import (
     DbSync,
     log_origin,
     max_message_bytes,
+    missing_db_folder,
     optional_path,
     path_list,
     seconds,
 )
 from colibri.core.env import choice as _choice
-from colibri.core.modes import Mode
+from colibri.core.modes import Mode, writes_allowed
 from colibri.serving.logs import LogLevel, level_from_env
 
 __all__ = ["Config", "ConfigError", "DbSync", "LogLevel"]
@@ -92,4 +93,19 @@ def signing_key_problem(config: Config) -> str | None:
         "database must sign the one log with the same key, and there is no database folder to keep "
         "one in. Make one with `colibri key generate --name NAME --out FILE`, keep FILE off the "
         "database machine, and set COLIBRI_SIGNING_KEY=FILE on every replica"
+    )
+
+
+def database_folder_problem(config: Config) -> str | None:
+    """Why the SQLite file this configuration would create has no folder to go in, or None (SPEC §14:
+    one line at start-up, exit 2, not a boot failure found in phase 2). Only a mode that writes
+    creates the file; elsewhere a missing file is phase 2's to report."""
+    if config.db_url is not None or not writes_allowed(config.mode):
+        return None
+    missing = missing_db_folder(config.db_path)
+    if missing is None:
+        return None
+    return (
+        f"COLIBRI_DB_PATH={config.db_path}: {missing}, "
+        "or point COLIBRI_DB_PATH at a file in an existing folder"
     )

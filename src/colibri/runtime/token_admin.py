@@ -14,7 +14,7 @@ from colibri.core.errors import StorageError
 from colibri.core.modes import Mode, writes_allowed
 from colibri.domains import access
 from colibri.runtime.boot import open_runtime_database
-from colibri.runtime.config import Config
+from colibri.runtime.config import Config, database_folder_problem
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from colibri.storage.postgres.urls import redact
 
@@ -23,6 +23,10 @@ def run_token(config: Config, action: str, name: str | None, scope: str, expires
     if not writes_allowed(config.mode):
         config = Config(mode=Mode.FULL, db_path=config.db_path, db_sync=config.db_sync, db_url=config.db_url)
     store = store_name(config)
+    missing = database_folder_problem(config)
+    if missing is not None:
+        print(f"colibri token: {missing}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         db = open_runtime_database(config)
     except StorageError as exc:

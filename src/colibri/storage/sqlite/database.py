@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from colibri.core.database import Connection, Params
+from colibri.core.env import missing_db_folder
 from colibri.core.errors import StorageError, WouldWait
 from colibri.storage.errors import BusyError, UnavailableError
 from colibri.storage.memo import TransactionMemo
@@ -74,7 +75,12 @@ class SQLiteDatabase:
                     raise UnavailableError(
                         f"database path {path} is a directory; point COLIBRI_DB_PATH at a file"
                     )
-                path.parent.mkdir(parents=True, exist_ok=True)
+                missing = missing_db_folder(path)
+                if missing is not None:
+                    raise UnavailableError(
+                        f"cannot create database {path}: {missing}, or choose a file in an existing folder"
+                    )
+                path.parent.mkdir(exist_ok=True)
                 conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")

@@ -23,7 +23,7 @@ import anyio
 
 from colibri.checkpointing import LogSettings, checkpoint_at_shutdown, keep_log, open_notary
 from colibri.checkpointing import adopt as adopt_older_rows
-from colibri.core.env import DbSync, choice, log_origin, optional_path, seconds
+from colibri.core.env import DbSync, choice, log_origin, missing_db_folder, optional_path, seconds
 from colibri.core.errors import StorageError, WouldWait
 from colibri.core.state import Checkpointer
 from colibri.domains.log.api import KeyContinuityError, NoteError, PolicyError, log_action
@@ -94,6 +94,12 @@ class AuditStore:
 
 def open_store(spec: AuditSpec, options: StoreOptions) -> AuditStore:
     """Open, lock-check, migrate and sign for the store of `spec` (see the module)."""
+    missing = None if spec.sqlite_path is None else missing_db_folder(spec.sqlite_path)
+    if missing is not None:
+        raise AuditStoreError(
+            f"audit store {spec}: {missing}, "
+            'or point the audit section\'s "db" at a file in an existing folder'
+        )
     try:
         db = open_database(spec.target, sync=options.sync)
     except StorageError as exc:
