@@ -15,10 +15,13 @@ import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types import INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri.switchboard.base import Caller, ResultT
+from colibri.switchboard.faces.held import NEEDS
 
 CHANGED: dict[str, types.ServerNotification] = {
     "tools": types.ToolListChangedNotification(),
@@ -119,6 +122,15 @@ class SessionCaller:
         )
 
     async def request(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
+        # As for a 2026-era client (held.py): a request the client did not declare it can answer is
+        # refused to the downstream here, never sent (the spec's MUST for both eras).
+        needed = NEEDS.get(request.method)
+        declared = self._session.client_capabilities
+        if needed is not None and (declared is None or getattr(declared, needed, None) is None):
+            raise MCPError(
+                INVALID_REQUEST,
+                f"the client did not declare the {needed} capability, so it cannot be asked {request.method}",
+            )
         metadata = (
             None if self._request_id is None else ServerMessageMetadata(related_request_id=self._request_id)
         )
