@@ -54,3 +54,9 @@ def safe_next(value: str | None) -> str:
 def with_cookie(response: Response, token: str, secure: bool) -> Response:
     response.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=secure, path="/")
     return response
+
+
+def without_cookie(response: Response, secure: bool) -> Response:
+    """`response` clearing the token's cookie (set with the same attributes, so browsers drop it)."""
+    response.delete_cookie(COOKIE, path="/", secure=secure, httponly=True, samesite="strict")
+    return response

@@ -1,12 +1,12 @@
 """The routes of the pages: `/` board, `/tasks/<id>`, `/trail`, `/trail/<session_id>`, `/audit`,
-`/audit/<n>` and its proof `/audit/<n>/proof.json`, and the sign-in form.
+`/audit/<n>` and its proof `/audit/<n>/proof.json`, the sign-in form and the sign-out.
 
 Every page is plain HTML that reads without JavaScript and refreshes itself: a small script
 fetches the page again and replaces its data regions only, never a form someone is typing in
 (templates/_live.html); without JavaScript a meta refresh reloads it. Nothing here writes: the
 handlers (content.py) only read.
 The Host/Origin allow-list, the body caps and the anti-framing headers are the face's, in front
-of every route (`serving.guards`); `/login` adds its own rule: a same-origin POST only.
+of every route (`serving.guards`); `/login` and `/logout` add their own rule: a same-origin POST only.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from colibri.serving.origin import same_origin_post
 from colibri.ui import auth
 from colibri.ui.content import Content
 from colibri.ui.reader import Reader
-from colibri.ui.render import bad_request, render
+from colibri.ui.render import SIGNED_IN, bad_request, render
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -46,14 +46,20 @@ def page_routes(
 
     def guarded(handler: Handler) -> Handler:
         async def run(request: Request) -> Response:
-            if require_token and await auth.principal_of(reader, auth.presented_token(request)) is None:
-                return auth.to_login(request)
+            name = None
+            if require_token:
+                name = await auth.principal_of(reader, auth.presented_token(request))
+                if name is None:
+                    return auth.to_login(request)
+            signed_in = SIGNED_IN.set(name)
             try:
                 return await handler(request)
             except (ValueError, ValidationError) as exc:  # query.BadQuery is a ValueError
                 return bad_request(str(exc), request.url.path)
             except StorageError as exc:
                 return render("error.html", 503, title="Database unavailable", message=str(exc))
+            finally:
+                SIGNED_IN.reset(signed_in)
 
         return run
 
@@ -73,10 +79,17 @@ def page_routes(
         response = RedirectResponse(wanted, status_code=303)
         return auth.with_cookie(response, token, secure=secure_cookie or request.url.scheme == "https")
 
+    async def logout_form(request: Request) -> Response:
+        return render("logout.html", title="Sign out")
+
     async def logout(request: Request) -> Response:
+        # A POST from our own pages only: a link elsewhere must not sign a visitor out.
+        if not same_origin_post(request.headers, public_url):
+            message = "Sign out from this server's own pages: a sign-out posted by another site is refused."
+            return render("error.html", 403, title="Forbidden", message=message)
         response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(auth.COOKIE, path="/")
-        return response
+        secure = secure_cookie or request.url.scheme == "https"
+        return auth.without_cookie(response, secure=secure)
 
     return [
         Route("/", guarded(content.board), methods=["GET"]),
@@ -88,5 +101,6 @@ def page_routes(
         Route("/audit/{number}/proof.json", guarded(content.proof), methods=["GET"]),
         Route("/login", login_form, methods=["GET"]),
         Route("/login", login, methods=["POST"]),
-        Route("/logout", logout, methods=["GET"]),
+        Route("/logout", logout_form, methods=["GET"]),
+        Route("/logout", logout, methods=["POST"]),
     ]

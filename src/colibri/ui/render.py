@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,15 @@ _templates = Environment(
 )
 _templates.filters.update(when=time_tag, field_value=field_value, pretty_json=pretty_json)
 
+# The name of the token the request being answered was signed in with (None: no sign-in, as
+# under --no-auth). Set once where the token is checked (pages.py), so that every page's header,
+# error pages included, offers to sign out without each handler passing it along.
+SIGNED_IN: ContextVar[str | None] = ContextVar("signed_in", default=None)
+
 
 def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
     context.setdefault("refresh", 0)
+    context.setdefault("signed_in", SIGNED_IN.get())
     html = _templates.get_template(name).render(version=__version__, zone=local_zone(), **context)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
 
