@@ -28,15 +28,20 @@ def list_actions(
     tool: str | None = None,
     principal: str | None = None,
     outcome: str | None = None,
+    tool_like: str | None = None,
 ) -> list[ActionRow]:
     """Up to `limit` actions with sequence_no below `before` (all when None), newest first,
-    matching every filter given. Walks the primary key backwards: no scan of the whole table."""
+    matching every filter given; `tool_like` is a LIKE pattern (escape `\\`, any case).
+    Walks the primary key backwards: no scan of the whole table."""
     clauses = ["sequence_no < ?"]
     params: list[object] = [2**63 - 1 if before is None else before]
     for column, value in (("tool", tool), ("principal", principal), ("outcome", outcome)):
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)
+    if tool_like is not None:
+        clauses.append(f"tool {conn.dialect.like} ? ESCAPE '\\'")
+        params.append(tool_like)
     rows = conn.tuples(
         "SELECT sequence_no, correlation_id, tool, principal, outcome, started_at, duration_ms"
         f" FROM actions WHERE {' AND '.join(clauses)} ORDER BY sequence_no DESC LIMIT ?",

@@ -17,13 +17,35 @@ from colibri.ui.checkpoints import key_id, recorded_verifier
 PAGE = 50
 
 
+def tool_pattern(tool: str) -> str:
+    """The LIKE pattern of the audit's tool filter: a glob (`*` any characters, `?` one) when it
+    has a wildcard, else a prefix (`github.` is every tool of the server `github`); any case."""
+    literal = tool.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    if "*" in tool or "?" in tool:
+        return literal.replace("*", "%").replace("?", "_")
+    return literal + "%"
+
+
 def audit_page(db: Database, before: int | None, filters: dict[str, str | None]) -> dict[str, Any]:
-    """A page of audited calls, newest first, with the filters given."""
+    """A page of audited calls, newest first, with the filters given (the tool's: `tool_pattern`)."""
+    tool = filters.get("tool")
+    exact = {name: value for name, value in filters.items() if name != "tool"}
     with db.snapshot() as conn:
-        rows = list_actions(conn, before=before, limit=PAGE + 1, **filters)
+        rows = list_actions(
+            conn,
+            before=before,
+            limit=PAGE + 1,
+            tool_like=None if tool is None else tool_pattern(tool),
+            **exact,
+        )
     more = len(rows) > PAGE
     rows = rows[:PAGE]
-    return {"actions": rows, "before": rows[-1].sequence_no if more else None, "filters": filters}
+    return {
+        "actions": rows,
+        "before": rows[-1].sequence_no if more else None,
+        "filters": filters,
+        "given": [(name, value) for name, value in filters.items() if value],
+    }
 
 
 def call_page(db: Database, sequence_no: int, verifier: Verifier | None) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from colibri.domains.log.note import Verifier
 from colibri.domains.tasks.arguments import MAX_ASSIGNEE, MAX_TAG, MAX_TITLE
@@ -33,6 +33,9 @@ class Content:
 
     async def board(self, request: Request) -> Response:
         params = parse_query(request.scope["query_string"])
+        if not params and await self._reader.read(views.only_audited):
+            # A store of calls without tasks (the switchboard's audit store): its board is empty.
+            return RedirectResponse("/audit", status_code=303)
         narrowed = views.BoardFilter(
             assignee=limited(params, "assignee", MAX_ASSIGNEE),
             tag=limited(params, "tag", MAX_TAG),
@@ -69,7 +72,7 @@ class Content:
         before = position(limited(params, "before"))
         filters = {name: limited(params, name) for name in ("tool", "principal", "outcome")}
         data = await self._reader.read(lambda db: audit_views.audit_page(db, before, filters))
-        return render("audit.html", refresh=REFRESH_S, title="Audit", **data)
+        return render("audit.html", refresh=REFRESH_S, title="Audit", request_before=before, **data)
 
     async def call(self, request: Request) -> Response:
         number, key = call_number(request.path_params["number"]), self._verifier()

@@ -87,6 +87,14 @@ def board(
     }
 
 
+def only_audited(db: Database) -> bool:
+    """Whether the store holds audited calls but no task: what / opens on is then the audit."""
+    with db.snapshot() as conn:
+        if conn.execute("SELECT 1 FROM tasks LIMIT 1").fetchone() is not None:
+            return False
+        return conn.execute("SELECT 1 FROM actions LIMIT 1").fetchone() is not None
+
+
 def task_page(db: Database, task_id: str, after: str | None) -> dict[str, Any] | None:
     """The task's fields, its history and a page of the thought records that cite it, each marked
     when its session is broken (marks.py)."""
