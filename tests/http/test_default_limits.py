@@ -24,10 +24,6 @@ from tests.http.helpers import http_env, make_token, running
 MIB = 1024 * 1024
 
 
-def test_no_limit_variable_leaks_into_these_tests() -> None:
-    assert not [name for name in os.environ if name.startswith("COLIBRI_HTTP_")]
-
-
 def test_the_documented_defaults_are_what_the_command_reads_from_an_empty_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
