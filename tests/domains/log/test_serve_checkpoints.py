@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -99,15 +100,16 @@ async def test_serve_makes_colibri_key_beside_the_database_and_prints_the_verifi
 async def test_interval_and_shutdown_checkpoints_are_stored_exported_and_consistent(tmp_path: Path) -> None:
     exported = tmp_path / "exported"
     env = clean_env(tmp_path, COLIBRI_CHECKPOINT_INTERVAL_S="0.2", COLIBRI_CHECKPOINT_EXPORT=str(exported))
+    db = tmp_path / "colibri.db"
     async with connect(env) as client:
         ok_data(await call(client, "audit_session_start", {"session_id": "s"}))
-        await anyio.sleep(0.6)
+        await _interval_checkpoint_of_the_whole_log(db)
         for i in range(5):
             ok_data(
                 await call(client, "thought_record", {"session_id": "s", "kind": "plan", "content": f"{i}"})
             )
-        await anyio.sleep(0.6)
-        size_before_close = len(query(tmp_path / "colibri.db", "SELECT idx FROM log_entries"))
+        await _interval_checkpoint_of_the_whole_log(db)
+        size_before_close = len(query(db, "SELECT idx FROM log_entries"))
     rows = query(tmp_path / "colibri.db", "SELECT size, reason FROM log_checkpoints ORDER BY id")
     reasons = [row["reason"] for row in rows]
     assert "interval" in reasons and reasons[-1] in ("shutdown", "interval")
@@ -123,6 +125,18 @@ async def test_interval_and_shutdown_checkpoints_are_stored_exported_and_consist
             "verify", "--db", db, "--checkpoint", str(exported / f"{size}.checkpoint"), "--key", vkey, env=env
         )
         assert done.returncode == 0, done.stdout
+
+
+async def _interval_checkpoint_of_the_whole_log(db: Path, timeout: float = 60.0) -> None:
+    """Wait for an interval checkpoint that covers every entry the log holds now."""
+    deadline = time.monotonic() + timeout
+    while True:
+        size = len(query(db, "SELECT idx FROM log_entries"))
+        sizes = [row[0] for row in query(db, "SELECT size FROM log_checkpoints WHERE reason = 'interval'")]
+        if size > 0 and size in sizes:
+            return
+        assert time.monotonic() < deadline, f"no interval checkpoint of the log's {size} entries: {sizes}"
+        await anyio.sleep(0.05)  # polling a condition while the server runs
 
 
 def _verifier_of(key_file: Path) -> str:
