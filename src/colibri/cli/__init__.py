@@ -20,6 +20,7 @@ from colibri.cli import tokens as tokens_cli
 from colibri.cli import ui as ui_cli
 from colibri.cli.anywhere import subcommands_first
 from colibri.cli.db_command import add_db_command
+from colibri.core.env import unknown_variables
 from colibri.runtime.config import Config, ConfigError, database_folder_problem, signing_key_problem
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -87,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(subcommands_first(parser, sys.argv[1:] if argv is None else argv))
+    if args.command != "call":  # the server `call` starts warns, and its stderr is shown
+        for warning in unknown_variables(os.environ):
+            print(warning, file=sys.stderr)
     if args.command == "switchboard":
         return switchboard_cli.run(args)
     if args.command == "token":

@@ -1,10 +1,12 @@
 """Reading `COLIBRI_*` variables, one way everywhere: a choice among fixed values, a path list,
 the message size limit both programs share, what both read for the store they write and its
 log (COLIBRI_DB_SYNC, COLIBRI_LOG_ORIGIN, a number of seconds, an optional path), and the one rule
-for the folder of a SQLite file about to be created."""
+for the folder of a SQLite file about to be created. `KNOWN_VARIABLES` names every `COLIBRI_*`
+variable any part of Colibri reads, so a misspelt one is warned about instead of silently ignored."""
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from enum import StrEnum
@@ -14,6 +16,33 @@ from typing import TypeVar
 E = TypeVar("E", bound=StrEnum)
 
 MAX_MESSAGE_VARIABLE = "COLIBRI_MAX_MESSAGE_BYTES"
+
+# Every COLIBRI_* variable read anywhere: the README's configuration table and the COLIBRI_HTTP_*
+# limits (serving/http_limits.py). A test holds every name in the source to this list.
+KNOWN_VARIABLES = frozenset(
+    {
+        "COLIBRI_MODE",
+        "COLIBRI_DB_PATH",
+        "COLIBRI_DB_URL",
+        "COLIBRI_DB_SYNC",
+        "COLIBRI_SKILLS_DIR",
+        "COLIBRI_LOG_LEVEL",
+        MAX_MESSAGE_VARIABLE,
+        "COLIBRI_SIGNING_KEY",
+        "COLIBRI_LOG_ORIGIN",
+        "COLIBRI_CHECKPOINT_INTERVAL_S",
+        "COLIBRI_CHECKPOINT_EXPORT",
+        "COLIBRI_WITNESS_POLICY",
+        "COLIBRI_HTTP_SESSION_IDLE_S",
+        "COLIBRI_HTTP_MAX_SESSIONS",
+        "COLIBRI_HTTP_MAX_SESSIONS_PER_PRINCIPAL",
+        "COLIBRI_HTTP_HEADER_TIMEOUT_S",
+        "COLIBRI_HTTP_MAX_CONNECTIONS",
+        "COLIBRI_HTTP_MAX_BODY_BYTES",
+        "COLIBRI_HTTP_MAX_FORM_BYTES",
+        "COLIBRI_HTTP_BODY_TIMEOUT_S",
+    }
+)
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
@@ -98,3 +127,24 @@ def missing_db_folder(path: Path) -> str | None:
         f"the folder {folder} does not exist, nor {folder.parent} above it: "
         f"create it first (mkdir -p {folder})"
     )
+
+
+_PREFIX = len("COLIBRI_")
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """One warning line per `COLIBRI_*` variable in `env` that nothing reads, naming the known
+    variable it most resembles (a misspelt name would otherwise go unnoticed)."""
+    warnings = []
+    for name in sorted(env):
+        if not name.startswith("COLIBRI_") or name in KNOWN_VARIABLES:
+            continue
+        # Compared without the prefix all share, which would make any name look close to some.
+        close = difflib.get_close_matches(name[_PREFIX:], [known[_PREFIX:] for known in KNOWN_VARIABLES], n=1)
+        hint = (
+            f"did you mean COLIBRI_{close[0]}?"
+            if close
+            else "the README's Configuration lists the known ones"
+        )
+        warnings.append(f"colibri: warning: {name} is not a Colibri variable and is ignored; {hint}")
+    return warnings
