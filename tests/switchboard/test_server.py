@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -150,17 +151,37 @@ def test_closing_stdin_stops_a_downstream_that_outlives_its_input_within_the_cli
     assert took < CLIENT_GRACE_S, f"the switchboard took {took:.2f} s to stop: its client would signal it"
 
 
+# A server that answers `initialize` and exits once told `initialized`: its connection is lost.
+_GONE_AFTER_THE_HANDSHAKE = """
+import json, sys
+asked = json.loads(sys.stdin.readline())
+result = {"protocolVersion": asked["params"]["protocolVersion"], "capabilities": {"tools": {}},
+          "serverInfo": {"name": "gone", "version": "1"}}
+print(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": result}), flush=True)
+sys.stdin.readline()
+"""
+
+
 def test_status_command_checks_once_and_prints_a_table(tmp_path: Path) -> None:
+    """The table is the whole of stdout and carries each failure's reason, with counters that
+    agree; stderr holds the warnings alone: no INFO line, nothing a downstream wrote."""
     downstreams = Downstreams(tmp_path)
+    noisy_dead = {
+        "command": sys.executable,
+        "args": ["-c", "import sys; sys.stderr.write('downstream noise\\n'); raise SystemExit(1)"],
+    }
     config = write_config(
         tmp_path,
-        {"colibri": downstreams.colibri(), "time": downstreams.time_server(), "dead": downstreams.dead()},
+        {
+            "colibri": downstreams.colibri(),
+            "time": downstreams.time_server(),
+            "dead": noisy_dead,
+        },
         health=FAST,
     )
     command = [sys.executable, "-m", "colibri", "switchboard", "status", "--config", str(config)]
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=60, env=switchboard_env(), check=False
-    )
+    env = {**switchboard_env(), "COLIBRI_LOG_LEVEL": "info"}  # asked for info: the table still wins
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, check=False)
 
     assert done.returncode == 1, "a server that is not HEALTHY fails the status command"
     header, *rows = done.stdout.splitlines()
@@ -173,10 +194,29 @@ def test_status_command_checks_once_and_prints_a_table(tmp_path: Path) -> None:
         "FAILURES",
         "COOLDOWN",
         "LEFT",
+        "LAST",
+        "FAILURE",
     ]
-    table = {row.split()[0]: row.split() for row in rows if row and not row.startswith("dead:")}
-    assert table["colibri"][1] == "HEALTHY" and table["colibri"][2] == "ok"
-    assert table["time"][1] == "HEALTHY"
-    assert table["dead"][1] == "UNHEALTHY"
-    assert "0 in a row, 0 total" in " ".join(table["colibri"])
-    assert any(row.startswith("dead: failed connection: handshake failed") for row in rows)
+    assert len(rows) == 3, done.stdout
+    table = {row.split()[0]: row for row in rows}
+    assert table["colibri"].split()[1:3] == ["HEALTHY", "ok"]
+    assert table["time"].split()[1] == "HEALTHY"
+    assert "0 in a row, 0 total" in table["colibri"] and table["colibri"].endswith(" -")
+    assert table["dead"].split()[1] == "UNHEALTHY"
+    counts = re.search(r"(\d+) in a row, (\d+) total", table["dead"])  # every failure is in the streak
+    assert counts is not None and int(counts[1]) >= 1 and counts[1] == counts[2], table["dead"]
+    assert table["dead"].endswith("failed connection: handshake failed: Connection closed"), table["dead"]
+    assert "downstream noise" not in done.stderr and " INFO " not in done.stderr, done.stderr
+    assert "WARNING colibri.switchboard: dead: STARTING -> UNHEALTHY" in done.stderr, done.stderr
+
+
+async def test_a_lost_connection_counts_in_the_total_as_in_the_streak(tmp_path: Path) -> None:
+    """The status table's total (calls, checks, connections) must never fall below the streak."""
+    gone = {"command": sys.executable, "args": ["-c", _GONE_AFTER_THE_HANDSHAKE]}
+    config = write_config(tmp_path, {"gone": gone}, health={**FAST, "failures_to_quarantine": 2})
+    async with switchboard(config) as client:
+        server = await wait_for_state(client, "gone", "QUARANTINE")
+    assert server["last_failure"].startswith("lost connection: "), server
+    failures = server["failures"]
+    assert failures["consecutive"] >= 2
+    assert failures["calls"] + failures["checks"] + failures["connects"] >= failures["consecutive"], failures

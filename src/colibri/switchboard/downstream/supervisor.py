@@ -168,6 +168,7 @@ class Downstream(Calling):
             # No check may run, or report, against the connection that just ended.
             self._watch_scope.cancel()
         log.warning("%s: %s", self.name, reason)
+        self.counters.connect_failures += 1  # the streak counts a lost connection: so does the total
         self.machine.report(None, Evidence(Signal.LOST, "lost connection", reason))
 
     def _connect_failed(self, ticket: Ticket | None, error: ConnectFailed) -> None:

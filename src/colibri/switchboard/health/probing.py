@@ -37,7 +37,7 @@ class Counters:
     checks: int = 0
     check_failures: int = 0
     connects: int = 0
-    connect_failures: int = 0
+    connect_failures: int = 0  # connections that failed to open, or were lost
 
     @property
     def restarts(self) -> int:

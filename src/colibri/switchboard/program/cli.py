@@ -8,8 +8,11 @@ Configuration is read here and nowhere else: the file, `--http`, `COLIBRI_LOG_LE
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -65,9 +68,12 @@ def run(
         http_limits = HttpLimits.from_env(os.environ)
     except (EnvError, ValueError) as exc:
         return _usage(str(exc))
-    logs.configure(level)
     if action == "status":
-        return anyio.run(_status, config)
+        with _downstreams_stderr_dropped():
+            # The table is the answer: only warnings beside it, never the checks' INFO lines.
+            logs.configure(logs.LogLevel.ERROR if level is logs.LogLevel.ERROR else logs.LogLevel.WARN)
+            return anyio.run(_status, config)
+    logs.configure(level)
     options = Serving(
         config_path=config_path,
         http=address,
@@ -144,6 +150,31 @@ async def _status(config: SwitchboardConfig) -> int:
     print(table(status), flush=True)
     healthy = all(server["state"] == "HEALTHY" for server in status["servers"])
     return EXIT_OK if healthy else EXIT_FAILED
+
+
+@contextmanager
+def _downstreams_stderr_dropped() -> Iterator[None]:
+    """Downstream processes write to the stderr they inherit (fd 2): for `status`, whose output is
+    its table and its own warnings, fd 2 is /dev/null while they run, and this process writes to a
+    copy of the real stderr instead (`sys.stderr`, and the log handlers made meanwhile)."""
+    kept = sys.stderr
+    kept.flush()
+    real = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    ours = open(real, "w", buffering=1, encoding=kept.encoding, errors="backslashreplace")  # noqa: SIM115
+    sys.stderr = ours
+    try:
+        yield
+    finally:
+        ours.flush()
+        os.dup2(real, 2)
+        sys.stderr = kept
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is ours:
+                handler.setStream(kept)
+        ours.close()
 
 
 def _settle_timeout(config: SwitchboardConfig) -> float:
