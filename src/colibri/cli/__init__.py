@@ -192,6 +192,9 @@ def _call(tool: str, raw_arguments: str) -> int:
 
     from colibri.client import ServerDidNotStart, call_once
 
+    # The server started for one call shows its warnings (a first boot's new key), not the banner
+    # and INFO lines of `colibri serve`, unless COLIBRI_LOG_LEVEL asks for them.
+    os.environ.setdefault("COLIBRI_LOG_LEVEL", "warn")
     try:
         envelope = anyio.run(call_once, tool, arguments)
     except ServerDidNotStart as exc:
