@@ -4,6 +4,7 @@ sessions whose spans hold it, seals are rechecked, and large stores are checked 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from colibri.domains.proofs import sessions
 from colibri.domains.trail import records
 from colibri.storage import Database
 from colibri.ui import marks, overview, trail_views
+from colibri.ui.checker import Checker
 from colibri.ui.render import render
 
 
@@ -62,28 +64,48 @@ def test_a_seal_that_no_longer_matches_is_broken_too(fresh_db: Database) -> None
 
 
 def test_a_large_store_is_checked_in_the_background_and_rechecked(
-    fresh_db: Database, monkeypatch: pytest.MonkeyPatch
+    fresh_db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(marks, "INLINE_SPAN", 1)  # marks.store_pass: the pass every page shares
     monkeypatch.setattr(overview, "MAX_AGE_S", 0.0)
     monkeypatch.setattr(marks, "STORE_CHECKS", overview.StoreChecks())
+    # A worker of the test's own, held busy until told: the first pass queues behind the hold, so
+    # the page is seen while that pass has not run, however fast the worker would have been.
+    checker = Checker()
+    monkeypatch.setattr(overview, "CHECKER", checker)
+    release = tmp_path / "release"
     sealed = _session(fresh_db, "a1", "a2")
     sessions.finalize(fresh_db, sealed)
     other = _session(fresh_db, "b1")
+    try:
+        hold = checker.submit(held_until, str(release))
+        assert _states(fresh_db)[other] == "unchecked the first check is running"
+        assert _states(fresh_db)[sealed] == "unchecked the first check is running"
+        assert not hold.done(), "the worker was held while the pages were made"
+        release.write_text("go")
+        _settled(fresh_db, other, "verified chain intact; open (not sealed)")
+        _settled(fresh_db, sealed, "verified chain intact; seal matches")
+        fresh_db.execute("UPDATE thought_records SET content = 'forged' WHERE seq = 3")
+        _settled(fresh_db, other, "broken at seq 3 (hash_mismatch)")
+        assert _states(fresh_db)[sealed].startswith("verified")
+    finally:
+        release.write_text("go")
+        checker.shutdown()
 
-    def settled(session_id: str, wanted: str) -> str:
-        deadline = time.monotonic() + 20
-        while (state := _states(fresh_db)[session_id]) != wanted:
-            assert time.monotonic() < deadline, f"still {state!r}, not {wanted!r}"
-            time.sleep(0.02)
-        return state
 
-    assert _states(fresh_db)[other] == "unchecked the first check is running"
-    settled(other, "verified chain intact; open (not sealed)")
-    settled(sealed, "verified chain intact; seal matches")
-    fresh_db.execute("UPDATE thought_records SET content = 'forged' WHERE seq = 3")
-    settled(other, "broken at seq 3 (hash_mismatch)")
-    assert _states(fresh_db)[sealed].startswith("verified")
+def held_until(release: str) -> None:
+    """Keeps the checker's worker busy until `release` exists (a module-level function: it is run
+    in the worker process)."""
+    while not Path(release).exists():
+        time.sleep(0.01)  # polling a condition: the file the test writes
+
+
+def _settled(db: Database, session_id: str, wanted: str, timeout: float = 60.0) -> None:
+    """Wait until the sessions page says `wanted` of the session (the background pass's result)."""
+    deadline = time.monotonic() + timeout
+    while (state := _states(db)[session_id]) != wanted:
+        assert time.monotonic() < deadline, f"still {state!r}, not {wanted!r}"
+        time.sleep(0.02)  # polling a condition: the page's state
 
 
 def test_sessions_page_newest_first_on_both_backends(fresh_db: Database) -> None:
