@@ -21,10 +21,12 @@ from mcp.server.context import ServerRequestContext
 from pydantic import AnyHttpUrl
 from starlette.requests import Request
 
+from colibri.core import tokens
 from colibri.core.callers import LOCAL, Caller
 from colibri.core.errors import StorageError
 from colibri.domains import access
 from colibri.runtime.app import App
+from colibri.serving.bearer import RefusalLog
 from colibri.storage import Database, async_reader, open_database
 
 if TYPE_CHECKING:
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("colibri.http")
 
 SCOPES = {access.Scope.READ: ["read"], access.Scope.WRITE: ["read", "write"]}
+# Looked up only for a refused token: one of ours, revoked, is named in the log line.
+REVOKED_NAME = "SELECT name FROM access_tokens WHERE digest = ? AND revoked_at IS NOT NULL"
 
 
 class DatabaseTokenVerifier:
@@ -47,6 +51,7 @@ class DatabaseTokenVerifier:
 
     def __init__(self, app: App) -> None:
         self._app = app
+        self._refusals = RefusalLog(log)
         self._db: Database | None = None
         self._reader: AsyncReader | None = None
 
@@ -59,27 +64,44 @@ class DatabaseTokenVerifier:
             log.warning("refused a bearer token: the database is not open (%s)", app.state.boot_error)
             return None
         if not access.well_formed(token):
+            self._refusals.refused("unknown", "a bearer token that is not a Colibri token (col_...)")
             return None
         try:
-            rows = await self._active_tokens(served)
+            rows = await self._rows(served, access.ACTIVE_TOKENS)
+            now = time.time()
+            info = access.match(token, rows, now)
+            if info is None:
+                await self._refused(served, token, rows, now)
+                return None
         except StorageError as exc:
             log.error("could not check a bearer token: %s", exc)
-            return None
-        info = access.match(token, rows, time.time())
-        if info is None:
             return None
         return AccessToken(
             token=token, client_id=info.name, scopes=SCOPES[info.scope], expires_at=info.expires_at
         )
 
-    async def _active_tokens(self, served: Database) -> Sequence[Sequence[Any]]:
+    async def _refused(self, served: Database, token: str, rows: Sequence[Sequence[Any]], now: float) -> None:
+        """Log why `token` was refused, naming its token's name when it is one of ours."""
+        found = tokens.find(token, [row[5] for row in rows])
+        if found is not None:  # not revoked, so refused for its age
+            self._refusals.refused("expired", f"the token named {rows[found][0]!r} has expired")
+            return
+        revoked = await self._rows(served, REVOKED_NAME, (tokens.digest(token),))
+        if revoked:
+            self._refusals.refused("revoked", f"the token named {revoked[0][0]!r} was revoked")
+        else:
+            self._refusals.refused("unknown", "a bearer token this server never issued")
+
+    async def _rows(
+        self, served: Database, sql: str, params: tuple[Any, ...] = ()
+    ) -> Sequence[Sequence[Any]]:
         if served.dialect.name != "sqlite":
             if self._reader is None:
                 self._reader = async_reader(served.target)
-            return await self._reader.rows(access.ACTIVE_TOKENS)
+            return await self._reader.rows(sql, params)
         if self._db is None:
             self._db = open_database(served.target, readonly=True)
-        rows: Sequence[Sequence[Any]] = self._db.tuples(access.ACTIVE_TOKENS).fetchall()
+        rows: Sequence[Sequence[Any]] = self._db.tuples(sql, params).fetchall()
         return rows
 
     async def aclose(self) -> None:
