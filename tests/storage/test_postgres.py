@@ -30,6 +30,21 @@ def _writes(server: pg.PostgresServer, url: str) -> tuple[int, ...]:
     return tuple(row[:3])
 
 
+def _wait_for_backends_to_exit(server: pg.PostgresServer, url: str, timeout: float = 60.0) -> None:
+    """Wait until no backend is connected to the database: a backend flushes its statistics as it
+    exits (before it leaves pg_stat_activity), otherwise at most once a second."""
+    name = url.rsplit("/", 1)[1]
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        while True:
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (name,)).fetchone()
+            if row is not None and row[0] == 0:
+                return
+            assert time.monotonic() < deadline, f"{row[0] if row else '?'} backend(s) still on {name}"
+            time.sleep(0.02)  # polling a condition: the backends gone
+
+
 def _counts(url: str) -> dict[str, int]:
     with psycopg.connect(url) as conn:
         return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLES}  # type: ignore[index]
@@ -48,8 +63,10 @@ async def test_readonly_on_postgres_reads_everything_and_writes_nothing(
         session = ok_data(await call(client, "audit_session_start", {}))["session_id"]
         ok_data(await call(client, "thought_record", {"session_id": session, "kind": "plan", "content": "x"}))
         ok_data(await call(client, "merkle_finalize", {"session_id": session}))
-    time.sleep(1.5)  # backends flush their statistics at most once a second, and on exit
-    counts, writes = _counts(url), _writes(postgres_server, url)
+    _wait_for_backends_to_exit(postgres_server, url)
+    counts = _counts(url)
+    _wait_for_backends_to_exit(postgres_server, url)
+    writes = _writes(postgres_server, url)
 
     async with connect({**env, "COLIBRI_MODE": "READONLY"}) as client:
         assert ok_data(await call(client, "task_get", {"task_id": "T-1"}))["title"] == "first"
@@ -57,8 +74,9 @@ async def test_readonly_on_postgres_reads_everything_and_writes_nothing(
         listed = ok_data(await call(client, "thought_record_list", {"session_id": session}))
         assert len(listed["records"]) == 1
         ok_data(await call(client, "task_next_actions", {}))
-    time.sleep(1.5)
+    _wait_for_backends_to_exit(postgres_server, url)
     assert _counts(url) == counts
+    _wait_for_backends_to_exit(postgres_server, url)
     assert _writes(postgres_server, url) == writes
 
 
@@ -91,13 +109,15 @@ def test_driver_errors_become_the_storage_error_tree(postgres_server: pg.Postgre
 
 
 def test_write_transactions_of_two_connections_run_one_at_a_time(postgres_server: pg.PostgresServer) -> None:
+    """The second writer is seen waiting for the first's lock (in pg_locks) while the first holds
+    it, and goes on only after the first commits: the two provably overlap."""
     url = postgres_server.new_database()
     first, second = open_database(url), open_database(url)
     order: list[str] = []
-    entered = threading.Event()
+    both_started = threading.Barrier(2, timeout=30)
 
     def other() -> None:
-        entered.wait(5)
+        both_started.wait()  # the first writer is inside its transaction, holding the lock
         with second.atomic() as conn:
             conn.execute("SELECT 1").fetchone()
             order.append("second")
@@ -108,11 +128,26 @@ def test_write_transactions_of_two_connections_run_one_at_a_time(postgres_server
         with first.atomic() as conn:
             # Statements are pipelined: the lock is taken with the transaction's first round trip.
             conn.execute("SELECT 1").fetchone()
-            entered.set()
-            time.sleep(0.5)  # the second writer waits for the advisory lock all this time
+            both_started.wait()
+            _wait_for_a_lock_waiter(postgres_server, url)
             order.append("first")
-        thread.join(10)
+        thread.join(30)
+        assert not thread.is_alive()
         assert order == ["first", "second"]
     finally:
         first.close()
         second.close()
+
+
+def _wait_for_a_lock_waiter(server: pg.PostgresServer, url: str, timeout: float = 30.0) -> None:
+    """Wait until a backend of the database waits for an advisory lock it was not granted."""
+    name = url.rsplit("/", 1)[1]
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        while not conn.execute(
+            "SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database"
+            " WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = %s",
+            (name,),
+        ).fetchone():
+            assert time.monotonic() < deadline, "the second writer never waited for the first's lock"
+            time.sleep(0.02)  # polling a condition: the waiting lock
