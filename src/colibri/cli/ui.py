@@ -61,10 +61,6 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"colibri ui: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    missing = _missing_database(config)
-    if missing is not None:
-        print(f"colibri ui: {missing}", file=sys.stderr)
-        return EXIT_USAGE
     host, port = address
     options = UiOptions(
         host,
@@ -79,8 +75,11 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
     try:
         return served("ui", lambda: anyio.run(serve_ui, config.db_target, options))
     except StorageError as exc:
-        print(f"colibri ui: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        # Found once the address is bound (its problems are reported first, as before): a path that
+        # names no file is the configuration's problem, one that fails to open the store's.
+        missing = _missing_database(config)
+        print(f"colibri ui: {missing or exc}", file=sys.stderr)
+        return EXIT_FAILED if missing is None else EXIT_USAGE
 
 
 def _missing_database(config: Config) -> str | None:
