@@ -53,7 +53,18 @@ PATTERN_A = {
             "type": "object",
             "required": ["code", "message", "details"],
             "properties": {
-                "code": {"enum": ["INVALID_PARAMS", "HANDLER_ERROR", "TOOL_NOT_ADMITTED", "UNKNOWN_TOOL"]},
+                "code": {
+                    "enum": [
+                        "INVALID_PARAMS",
+                        "HANDLER_ERROR",
+                        "TOOL_NOT_ADMITTED",
+                        "UNKNOWN_TOOL",
+                        # the trail's refusals, Pattern A with their own codes
+                        "SESSION_NOT_FOUND",
+                        "SESSION_FINALIZED",
+                        "TASK_NOT_FOUND",
+                    ]
+                },
                 "message": {"type": "string", "minLength": 1},
                 "details": {"type": "object"},
             },

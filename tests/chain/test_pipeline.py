@@ -120,11 +120,16 @@ async def test_pattern_b_domain_error_rolls_back_inside_a_success_envelope(
     assert _outcomes(fresh_db) == [("note_b", "error")]
 
 
-async def test_pattern_a_domain_error_is_a_handler_error_with_a_prefixed_message(chain: Chain) -> None:
+async def test_pattern_a_domain_error_carries_its_own_code(chain: Chain) -> None:
+    """A Pattern A tool's refusal is the envelope's code, as a Pattern B tool's is inside its data:
+    not HANDLER_ERROR with the code folded into the message."""
     reply = await chain.run("note_a", {"title": "neg", "count": -1})
     assert reply.is_error
-    assert reply.envelope["error"]["code"] == "HANDLER_ERROR"
-    assert reply.envelope["error"]["message"].startswith("ERR_NEGATIVE: count -1")
+    assert reply.envelope["error"] == {
+        "code": "ERR_NEGATIVE",
+        "message": "count -1 is negative; pass 0 or more",
+        "details": {},
+    }
 
 
 async def test_a_raising_handler_is_reported_audited_and_rolled_back(

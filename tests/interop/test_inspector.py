@@ -35,7 +35,7 @@ def _serve(tmp_path: Path) -> list[str]:
         (
             "thought_record",
             ["session_id=nope", "kind=plan", "content=x"],
-            "HANDLER_ERROR",
+            "SESSION_NOT_FOUND",
             "nope is not an audit",
         ),
     ],

@@ -70,14 +70,14 @@ WORKFLOW: list[Step] = [
     ("task_list", {"status": "sleeping"}, ("A", "INVALID_PARAMS"), None),
     ("task_list", {"cursor": "not-a-cursor"}, ("A", "INVALID_PARAMS"), None),
     ("task_next_actions", {"limit": "many"}, ("A", "INVALID_PARAMS"), None),
-    ("thought_record", {"session_id": "nope", "kind": "plan", "content": "x"}, ("A", "HANDLER_ERROR"), None),
-    ("thought_record", {"session_id": S, "kind": "plan", "content": "late"}, ("A", "HANDLER_ERROR"), None),
+    ("thought_record", {"session_id": "nope", "kind": "plan", "content": "x"}, ("A", "SESSION_NOT_FOUND"), None),  # noqa: E501
+    ("thought_record", {"session_id": S, "kind": "plan", "content": "late"}, ("A", "SESSION_FINALIZED"), None),  # noqa: E501
     ("thought_record", {"session_id": S, "kind": "wish", "content": "x"}, ("A", "INVALID_PARAMS"), None),
     ("thought_record", {"session_id": "s", "kind": "plan"}, ("A", "INVALID_PARAMS"), None),
     ("thought_record_list", {"limit": 1000}, ("A", "INVALID_PARAMS"), None),
     ("thought_record_list", {"cursor": "not-a-cursor"}, ("A", "INVALID_PARAMS"), None),
     ("audit_verify_chain", {"from_seq": 0}, ("A", "INVALID_PARAMS"), None),
-    ("audit_verify_chain", {"session_id": "no-such-session"}, ("A", "HANDLER_ERROR"), None),
+    ("audit_verify_chain", {"session_id": "no-such-session"}, ("A", "SESSION_NOT_FOUND"), None),
     ("audit_session_start", {"session_id": S}, ("B", "ERR_SESSION_EXISTS"), None),
     ("audit_session_start", {"session_id": "bad id!"}, ("A", "INVALID_PARAMS"), None),
     ("merkle_finalize", {"session_id": S}, ("B", "ERR_ALREADY_FINALIZED"), None),

@@ -66,7 +66,8 @@ def test_the_typescript_client_through_the_switchboard(tmp_path: Path) -> None:
     )
     assert invalid["error"]["code"] == "INVALID_PARAMS" and "title" in invalid["error"]["message"]
     assert (
-        unknown_session["error"]["code"] == "HANDLER_ERROR" and "nope" in unknown_session["error"]["message"]
+        unknown_session["error"]["code"] == "SESSION_NOT_FOUND"
+        and "nope" in unknown_session["error"]["message"]
     )
     assert worked == {"echo": {"value": 1}, "server": "f", "call": 1}
     for step in report["steps"][2:6]:

@@ -197,7 +197,7 @@ def test_every_kind_of_envelope_was_seen(portal: BlockingPortal, full_app: App) 
     assert success["data"]["id"] == "T-1"
     assert refusal["data"]["error"]["code"] == "ERR_NOT_FOUND"
     assert invalid["error"]["code"] == "INVALID_PARAMS"
-    assert sealed["error"]["code"] == "HANDLER_ERROR"
+    assert sealed["error"]["code"] == "SESSION_FINALIZED"  # a Pattern A domain refusal, admitted too
     # And a wrong envelope is rejected, so the validation above can fail.
     assert not VALIDATORS["task_get"].is_valid({"ok": True, "data": {"id": "T-1"}})
     assert not VALIDATORS["task_get"].is_valid({"ok": False, "error": {"message": "no code"}})

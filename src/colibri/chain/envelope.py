@@ -27,11 +27,13 @@ def chain_error(error: ChainError) -> Envelope:
 
 
 def from_exception(exc: Exception, tool: Tool) -> Envelope:
-    """Map whatever a handler raised: domain refusals by the tool's pattern, the rest as HANDLER_ERROR."""
+    """Map whatever a handler raised: a domain refusal carries its own code (SESSION_NOT_FOUND, ...)
+    in the tool's pattern, as the Pattern A envelope's code or inside a Pattern B success; anything
+    else is HANDLER_ERROR."""
     if isinstance(exc, DomainError):
         if tool.pattern is ErrorPattern.B:
             return success({"ok": False, "error": {"code": exc.code, "message": exc.message, **exc.details}})
-        return chain_error(HandlerError(f"{exc.code}: {exc.message}", code=exc.code, **exc.details))
+        return {"ok": False, "error": {"code": exc.code, "message": exc.message, "details": exc.details}}
     if isinstance(exc, ChainError):
         return chain_error(exc)
     message = str(exc) or type(exc).__name__

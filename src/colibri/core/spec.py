@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 class ErrorPattern(StrEnum):
-    A = "A"  # domain errors become HANDLER_ERROR envelopes (isError)
+    A = "A"  # domain errors become error envelopes with their own code (isError)
     B = "B"  # domain errors travel inside a success envelope: data = {ok: false, error}
 
 
@@ -66,8 +66,9 @@ class DomainErrorData(Model):
 
 class ChainErrorBody(Model):
     code: str = Field(
-        description="INVALID_PARAMS, TOOL_NOT_ADMITTED, UNKNOWN_TOOL or HANDLER_ERROR (a gateway in front "
-        "of Colibri may add its own, such as SERVICE_UNAVAILABLE)."
+        description="INVALID_PARAMS, TOOL_NOT_ADMITTED, UNKNOWN_TOOL, HANDLER_ERROR, or the domain's own "
+        "refusal (SESSION_NOT_FOUND, SESSION_FINALIZED, TASK_NOT_FOUND); a gateway in front of Colibri may "
+        "add its own, such as SERVICE_UNAVAILABLE."
     )
     message: str = Field(description="What was wrong and what would be right.")
     details: dict[str, Any] = Field(description="Facts about the problem, e.g. issues for INVALID_PARAMS.")

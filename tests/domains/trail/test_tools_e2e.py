@@ -21,10 +21,11 @@ def _issues(env: dict[str, Any]) -> dict[str, str]:
     return {issue["path"]: issue["message"] for issue in error["details"]["issues"]}
 
 
-def _handler_error(env: dict[str, Any], code: str, subject: str) -> str:
+def _refusal(env: dict[str, Any], code: str, subject: str) -> str:
+    """A Pattern A refusal with the domain's own code (not HANDLER_ERROR with it in the message)."""
     error = chain_error(env)
-    assert error["code"] == "HANDLER_ERROR" and error["details"]["code"] == code, error
-    assert error["message"].startswith(f"{code}: {subject} "), error
+    assert error["code"] == code and subject in error["details"].values(), error
+    assert error["message"].startswith(f"{subject} "), error
     return str(error["message"])
 
 
@@ -49,20 +50,20 @@ async def test_thought_record_refuses_bad_input_with_the_field_and_what_is_allow
             assert issues[field] == "Input should be a valid string", issues
         assert set(_issues(await call(client, "thought_record", {}))) == {"session_id", "kind", "content"}
 
-        message = _handler_error(
+        message = _refusal(
             await call(client, "thought_record", {**good, "session_id": "ghost"}),
             "SESSION_NOT_FOUND",
             "ghost",
         )
         assert "audit_session_start" in message
-        message = _handler_error(
+        message = _refusal(
             await call(client, "thought_record", {**good, "task_id": "T-77"}), "TASK_NOT_FOUND", "T-77"
         )
         assert "task_list" in message
 
         sealed = await call(client, "merkle_finalize", {"session_id": session})
         assert sealed["data"]["leaf_count"] == 1
-        message = _handler_error(await call(client, "thought_record", good), "SESSION_FINALIZED", session)
+        message = _refusal(await call(client, "thought_record", good), "SESSION_FINALIZED", session)
         assert "audit_session_start" in message and sealed["data"]["finalized_at"] in message
 
 
@@ -73,10 +74,10 @@ async def test_listing_and_verifying_refuse_bad_arguments(server_env: dict[str, 
         issues = _issues(await call(client, "thought_record_list", {"cursor": "not-a-cursor"}))
         assert "pass next_cursor from the previous page unchanged" in issues["cursor"]
         assert "kind" in _issues(await call(client, "thought_record_list", {"kind": "dream"}))
-        _handler_error(
+        _refusal(
             await call(client, "thought_record_list", {"session_id": "nope"}), "SESSION_NOT_FOUND", "nope"
         )
-        _handler_error(await call(client, "thought_record_list", {"task_id": "T-3"}), "TASK_NOT_FOUND", "T-3")
+        _refusal(await call(client, "thought_record_list", {"task_id": "T-3"}), "TASK_NOT_FOUND", "T-3")
         assert ok_data(await call(client, "thought_record_list")) == {"records": [], "next_cursor": None}
 
         issues = _issues(await call(client, "audit_verify_chain", {"from_seq": 9, "to_seq": 2}))
@@ -94,7 +95,7 @@ async def test_listing_and_verifying_refuse_bad_arguments(server_env: dict[str, 
         forged = encode_cursor(2**63)
         issues = _issues(await call(client, "thought_record_list", {"cursor": forged}))
         assert "pass next_cursor from the previous page unchanged" in issues["cursor"]
-        _handler_error(
+        _refusal(
             await call(client, "audit_verify_chain", {"session_id": "nope"}), "SESSION_NOT_FOUND", "nope"
         )
 

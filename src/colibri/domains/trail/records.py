@@ -1,7 +1,7 @@
 """ζ decision trail rules: append a record to the hash chain, list records page by page.
 
-Refusals are `DomainError`s; the tools carry them as Pattern A (`HANDLER_ERROR`, message
-"CODE: ..."), so each message starts with the offending id, as SPEC §5 shows.
+Refusals are `DomainError`s; the tools carry them as Pattern A envelopes whose code is the
+refusal's (`SESSION_NOT_FOUND`, ...), each message starting with the offending id.
 """
 
 from __future__ import annotations

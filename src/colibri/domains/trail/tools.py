@@ -10,9 +10,9 @@ TOOLS: list[Tool] = [
         description=(
             "Append a thought (plan, analysis, decision, observation, reflection or writeback) to an open "
             "audit session; it joins the tamper-evident hash chain. Cite task_id to write back to a task. "
-            "Returns {record_id, seq, session_id, hash, prev_hash, created_at}. Errors: HANDLER_ERROR "
-            "with 'SESSION_NOT_FOUND: <id>' (start one with audit_session_start), 'SESSION_FINALIZED: "
-            "<id>' (sealed; start a new session) or 'TASK_NOT_FOUND: <id>'."
+            "Returns {record_id, seq, session_id, hash, prev_hash, created_at}. Errors (error.code): "
+            "SESSION_NOT_FOUND (start one with audit_session_start), SESSION_FINALIZED (sealed; start a "
+            "new session) or TASK_NOT_FOUND, the id in error.details."
         ),
         input_model="colibri.domains.trail.models:ThoughtRecordArgs",
         output_model="colibri.domains.trail.models:ThoughtRecorded",
