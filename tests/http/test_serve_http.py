@@ -117,8 +117,12 @@ async def test_a_read_token_sees_the_read_set_and_is_refused_writes_naming_its_s
             assert sorted(listed) == sorted(admitted_tools(Mode.READONLY))
             assert refused["code"] == "TOOL_NOT_ADMITTED"
             assert "scope 'read'" in refused["message"] and refused["details"]["scope"] == "read"
-    denied = query(tmp_path / "colibri.db", "SELECT principal FROM actions WHERE outcome = 'denied'")
-    assert [row["principal"] for row in denied] == ["reader", "reader"]
+    denied = query(
+        tmp_path / "colibri.db",
+        "SELECT principal, reason, reason_message FROM actions WHERE outcome = 'denied'",
+    )
+    assert [(row["principal"], row["reason"]) for row in denied] == [("reader", "scope"), ("reader", "scope")]
+    assert all("scope 'read'" in row["reason_message"] for row in denied)  # the refusal's message, one line
     assert not query(tmp_path / "colibri.db", "SELECT 1 FROM tasks")
 
 

@@ -34,6 +34,16 @@ def _source(path: Path) -> None:
         "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at,"
         " duration_ms, principal) VALUES ('c1', 'task_create', '{}', 'ok', 'h', 'now', 1.25, 'alice')"
     )
+    # A refusal's reason and message (0030), and a switchboard's own event, are copied too.
+    db.execute(
+        "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, duration_ms, principal,"
+        " reason, reason_message) VALUES ('c2', 'task_create', '{}', 'denied', 'now', 0, 'bob', 'scope',"
+        " 'task_create cannot run: it writes')"
+    )
+    db.execute(
+        "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, duration_ms, principal)"
+        " VALUES ('c3', 'switchboard:pins/pin', '{}', 'event', 'now', 0, 'switchboard')"
+    )
     adopt(db)  # the bulk rows join the verifiable log, as a server's boot adopts an older store
     build_chain(db, 60, session_count=3, seal=2)
     for _ in range(4):

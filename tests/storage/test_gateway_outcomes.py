@@ -19,6 +19,10 @@ from colibri.tools.catalog import migrations_for
 from tests.helpers import postgres as pg
 
 NAME = "0025_actions_gateway_outcomes"
+# The columns the table has at 0025 (later migrations add more: 0030 reason, reason_message).
+COLUMNS = (
+    "sequence_no, correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms, principal"
+)
 
 
 def _old_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Database:
@@ -49,13 +53,15 @@ def test_an_existing_store_keeps_its_rows_and_takes_the_new_outcomes(
             conn.execute("DELETE FROM actions WHERE sequence_no = ?", (gone,))
         with pytest.raises(IntegrityError), db.atomic() as conn:
             insert_finished(conn, _row("timeout"), log_action)
-        before = [tuple(row) for row in db.execute("SELECT * FROM actions ORDER BY sequence_no")]
+        before = [tuple(row) for row in db.execute(f"SELECT {COLUMNS} FROM actions ORDER BY sequence_no")]
 
         assert migrate(db, migrations_for(db.dialect.name)) == [
             m.name for m in migrations_for(db.dialect.name) if m.name >= NAME
         ]
 
-        assert [tuple(row) for row in db.execute("SELECT * FROM actions ORDER BY sequence_no")] == before
+        assert [
+            tuple(row) for row in db.execute(f"SELECT {COLUMNS} FROM actions ORDER BY sequence_no")
+        ] == before
         with db.atomic() as conn:
             timeout = insert_finished(conn, _row("timeout"), log_action)
             insert_finished(conn, _row("unavailable"), log_action)

@@ -19,7 +19,7 @@ from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.group import BatchFailed
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
 from colibri.chain.worker import drive
-from colibri.core import ids
+from colibri.core import ids, reasons
 from colibri.core.modes import ToolClass
 
 
@@ -39,17 +39,16 @@ class ToolLock:
             )
         mode = self._state.mode
         if not tool.admitted_in(mode):
-            await self._record_denied(call)
-            raise ToolNotAdmitted(self._refusal(tool.name), tool=tool.name, mode=mode.value)
+            refusal = self._refusal(tool.name)
+            await self._record_denied(call, reasons.unavailable("mode"), refusal)
+            raise ToolNotAdmitted(refusal, tool=tool.name, mode=mode.value)
         if not call.caller.admits(tool):
-            await self._record_denied(call)
-            raise ToolNotAdmitted(
+            refusal = (
                 f"{tool.name} cannot run: it writes, and the token {call.caller.principal!r} has scope "
-                f"{call.caller.scope!r}, which runs only the read tools; use a token with scope 'write'",
-                tool=tool.name,
-                mode=mode.value,
-                scope=call.caller.scope,
+                f"{call.caller.scope!r}, which runs only the read tools; use a token with scope 'write'"
             )
+            await self._record_denied(call, reasons.SCOPE, refusal)
+            raise ToolNotAdmitted(refusal, tool=tool.name, mode=mode.value, scope=call.caller.scope)
         call.tool = tool
         if tool.tool_class is ToolClass.SYSTEM:
             call.inline = True
@@ -77,9 +76,18 @@ class ToolLock:
             why = f"it is not admitted in mode {state.mode.value}"
         return f"{name} cannot run: {why}; admitted now: {admitted}"
 
-    async def _record_denied(self, call: Call) -> None:
+    async def _record_denied(self, call: Call, reason: str, message: str) -> None:
         """The refusal's row and log entry are committed before the refusal is answered (SPEC §14):
-        a client that saw it can count on the record, even if the server is killed right after."""
-        if self._audit.denied(ids.correlation_id(), call.tool_name, call.caller.principal, call.trace_id):
+        a client that saw it can count on the record, even if the server is killed right after. The
+        row says why (SPEC §21: `scope`, or `unavailable:mode` when the mode does not admit it)."""
+        denied = self._audit.denied(
+            ids.correlation_id(),
+            call.tool_name,
+            call.caller.principal,
+            call.trace_id,
+            reason=reason,
+            message=reasons.message(message),
+        )
+        if denied:
             with suppress(BatchFailed):  # the row waits for the next attempt; the refusal stands
                 await self._group.run(self._audit.flush_later, writes=True)

@@ -36,6 +36,7 @@ from colibri.core.state import ServerState
 from colibri.storage import Connection, Cursor, Database, Migration
 from colibri.storage.audit_later import LaterRows
 from colibri.storage.audit_outcomes import SQLITE as GATEWAY_OUTCOMES
+from colibri.storage.audit_reasons import SQLITE as REASONS
 from colibri.storage.audit_rows import (
     FinishedCall,
     LogAction,
@@ -91,6 +92,7 @@ MIGRATIONS = [
     # The OpenTelemetry trace of the call (SPEC §17), when it was traced; not part of its log entry.
     Migration("0020_actions_trace_id", ("ALTER TABLE actions ADD COLUMN trace_id TEXT",)),
     GATEWAY_OUTCOMES,  # timeout and unavailable, for the switchboard's calls (audit_outcomes.py)
+    REASONS,  # reason and reason_message of a refusal, and the outcome event (audit_reasons.py)
 ]
 
 
@@ -211,13 +213,25 @@ class AuditLog:
         with _transaction(db) as conn:
             close_running(conn, sequence_no, outcome, result_hash, duration_ms, self._on_finished)
 
-    def denied(self, correlation_id: str, tool: str, principal: str, trace_id: str | None = None) -> bool:
+    def denied(
+        self,
+        correlation_id: str,
+        tool: str,
+        principal: str,
+        trace_id: str | None = None,
+        *,
+        reason: str | None = None,
+        message: str | None = None,
+    ) -> bool:
         """A refusal is decided on the event loop, outside the lock: its row waits for `flush_later`,
-        which the refusing stage runs before it answers. True when the row waits."""
+        which the refusing stage runs before it answers. True when the row waits. `reason` and
+        `message` say why (core/reasons.py)."""
         if self._db() is None:
-            log.debug("audit-denied %s %s by %s", tool, correlation_id, principal)
+            log.debug("audit-denied %s %s by %s (%s)", tool, correlation_id, principal, reason)
             return False
-        row = FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, principal, trace_id)
+        row = FinishedCall(
+            correlation_id, tool, "null", "denied", None, utc_now(), 0.0, principal, trace_id, reason, message
+        )
         return self.later(row)
 
     def later(self, row: FinishedCall) -> bool:

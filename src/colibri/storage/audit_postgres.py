@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from colibri.storage.audit_log import MIGRATIONS
 from colibri.storage.audit_outcomes import POSTGRES as GATEWAY_OUTCOMES
+from colibri.storage.audit_reasons import POSTGRES as REASONS
 from colibri.storage.migrations import Migration
 
 # The same table on PostgreSQL: same names; serial keys and PostgreSQL's types.
@@ -27,4 +28,5 @@ POSTGRES_MIGRATIONS: list[Migration] = [
     MIGRATIONS[1],
     MIGRATIONS[2],  # 0020_actions_trace_id: the same DDL on PostgreSQL
     GATEWAY_OUTCOMES,
+    REASONS,
 ]

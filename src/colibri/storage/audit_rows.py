@@ -28,6 +28,8 @@ class FinishedCall:
     duration_ms: float
     principal: str
     trace_id: str | None = None  # the OpenTelemetry trace the call belonged to (SPEC §17)
+    reason: str | None = None  # why it was refused (core/reasons.py); a row column, not in its entry
+    reason_message: str | None = None  # the refusal's one-line message
 
 
 class LogAction(Protocol):
@@ -60,6 +62,12 @@ _OPEN = (
 _FINISHED = (
     "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms,"
     " principal, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING sequence_no"
+)
+# A refusal's row also says why (0030); the others leave both columns out, as before it.
+_REFUSED = (
+    "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms,"
+    " principal, trace_id, reason, reason_message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " RETURNING sequence_no"
 )
 
 
@@ -101,15 +109,25 @@ def close_running(  # noqa: PLR0917 - positional in the order the audit row hold
     result_hash: str | None,
     duration_ms: float,
     on_finished: LogAction = not_logged,
+    reason: tuple[str, str] | None = None,
 ) -> bool:
-    """Close a row still `running` with its outcome, and log it, inside the caller's transaction.
-    False when the row was not running (closed already, or swept as interrupted)."""
-    row = conn.execute(
-        "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ?"
-        " WHERE sequence_no = ? AND outcome = 'running'"
-        " RETURNING correlation_id, tool, arguments, started_at, principal",
-        (outcome, result_hash, duration_ms, sequence_no),
-    ).fetchone()
+    """Close a row still `running` with its outcome (and `reason`, code and message, when it was
+    refused), and log it, inside the caller's transaction. False when the row was not running
+    (closed already, or swept as interrupted)."""
+    returning = " WHERE sequence_no = ? AND outcome = 'running' RETURNING correlation_id, tool, arguments,"
+    if reason is None:
+        row = conn.execute(
+            "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ?" + returning + " started_at,"
+            " principal",
+            (outcome, result_hash, duration_ms, sequence_no),
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "UPDATE actions SET outcome = ?, result_hash = ?, duration_ms = ?, reason = ?, reason_message = ?"
+            + returning
+            + " started_at, principal",
+            (outcome, result_hash, duration_ms, *reason, sequence_no),
+        ).fetchone()
     if row is None:
         return False
     correlation_id, tool, arguments, started_at, principal = row
@@ -131,7 +149,12 @@ def write_finished(
 ) -> list[int]:
     """Insert the rows and log each; returns their numbers. Every INSERT is sent before the first
     number is read, so on PostgreSQL all of them cost one round trip."""
-    inserted = [conn.execute(_FINISHED, _values(row)) for row in rows]
+    inserted = [
+        conn.execute(_FINISHED, _values(row))
+        if row.reason is None
+        else conn.execute(_REFUSED, (*_values(row), row.reason, row.reason_message))
+        for row in rows
+    ]
     numbers = [int(cursor.fetchone()[0]) for cursor in inserted]
     for row, sequence_no in zip(rows, numbers, strict=True):
         log_finished(conn, sequence_no, row, on_finished)

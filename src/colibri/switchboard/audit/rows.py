@@ -15,27 +15,36 @@ Columns: `tool` is `server.tool` (the entry asked; the name asked when none was)
 `server:resources/read` / `server:prompts/get`; `principal` the token's name (`local` on stdio);
 `arguments` and `result_hash` digests (digests.py); all attempts of one call share its
 `correlation_id`; `trace_id` the OpenTelemetry trace the call was served in, when tracing is on
-(SPEC §17). A row another process swept meanwhile (a `colibri serve` booting on the same
-store) is written again whole, so the outcome is never lost.
+(SPEC §17); `reason` and `reason_message` why a refused call was refused (SPEC §21), read here, in
+one place, from the refusal the client got (`_refusal`: its code through base/errors.py's
+`refusal_reason`, its message as one escaped line). A name over 256 characters is recorded by its
+length and digest (core/shown.py), so a refusal's row stays small. A row another process swept
+meanwhile (a `colibri serve` booting on the same store) is written again whole, so the outcome is
+never lost.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from typing import Any
 
-from colibri.core import ids
+import mcp_types as types
+
+from colibri.core import ids, reasons
 from colibri.core.clock import utc_now
 from colibri.core.database import Connection
 from colibri.core.errors import StorageError
+from colibri.core.shown import shown, too_long
 from colibri.core.traces import current_trace_id
 from colibri.domains.log.api import log_action
 from colibri.storage.audit_log import FinishedCall, close_running, insert_finished, open_running
 from colibri.switchboard.audit.digests import arguments_column, result_digest
 from colibri.switchboard.audit.writer import Now, Writer
-from colibri.switchboard.base import HANDLER_ERROR
+from colibri.switchboard.base import HANDLER_ERROR, refusal_reason
 from colibri.switchboard.routing import Answer, Observer, Outcome, Refusal, RoutedCall
 
 log = logging.getLogger("colibri.switchboard")
@@ -160,6 +169,9 @@ def _closings(record: Record, call: RoutedCall, answer: Answer) -> list[_Closing
     attempts = [tried for tried in answer.tried if tried.outcome != "refused"]
     answered = result_digest(answer.result, answer.error)
     whole = CALL_OUTCOMES[answer.outcome]
+    refused = None if attempts else _refusal(answer)
+    if refused is not None and whole == "error":
+        whole = "denied"  # refused before anything was sent (an observer's no at before_send)
     elapsed_ms = (time.perf_counter() - record.started) * 1000
     closings = []
     count = max(len(record.opened), len(attempts), 1)
@@ -175,9 +187,10 @@ def _closings(record: Record, call: RoutedCall, answer: Answer) -> list[_Closing
             duration_ms = tried.seconds * 1000
         else:  # opened and never asked (stopped, cancelled), or no entry at all
             outcome, duration_ms = whole, elapsed_ms
+        why = refused if last else None
         row = FinishedCall(
             record.correlation_id,
-            tool or call.subject,
+            tool or _subject(call),
             record.arguments,
             outcome,
             answered if last else None,
@@ -185,16 +198,60 @@ def _closings(record: Record, call: RoutedCall, answer: Answer) -> list[_Closing
             duration_ms,
             call.principal,
             record.trace_id,
+            None if why is None else why[0],
+            None if why is None else why[1],
         )
         closings.append(_Closing(row, sequence_no))
     return closings
 
 
+def _subject(call: RoutedCall) -> str:
+    """The row's tool where no entry was asked: the name asked, by its digest when over 256 chars."""
+    subject = call.subject
+    return shown(subject) if too_long(subject) else subject
+
+
+def _refusal(answer: Answer) -> tuple[str, str] | None:
+    """The reason and one-line message of a refusal (None: the answer is not one), read from the
+    Pattern A envelope the client got or the JSON-RPC error (`CODE: message`)."""
+    if answer.outcome not in (Outcome.DENIED, Outcome.UNAVAILABLE, Outcome.ERROR):
+        return None
+    if answer.error is not None:
+        code, _, message = answer.error.error.message.partition(": ")
+        data = answer.error.error.data
+        details = data if isinstance(data, dict) else None
+    else:
+        error = _envelope_error(answer.result)
+        if error is None:
+            return None
+        code, message, details = str(error.get("code")), str(error.get("message")), error.get("details")
+    reason = refusal_reason(code, details if isinstance(details, dict) else None)
+    return None if reason is None else (reason, reasons.message(message))
+
+
+def _envelope_error(result: object) -> dict[str, Any] | None:
+    """The `error` of a Pattern A envelope of the switchboard's own making, else None."""
+    if isinstance(result, dict):
+        structured, content = result.get("structuredContent"), result.get("content")
+    elif isinstance(result, types.CallToolResult):
+        structured, content = result.structured_content, result.content
+    else:
+        return None
+    if structured is None and content and isinstance(content[0], types.TextContent):
+        try:
+            structured = json.loads(content[0].text)
+        except ValueError:
+            return None
+    error = structured.get("error") if isinstance(structured, dict) else None
+    return error if isinstance(error, dict) else None
+
+
 def _close(conn: Connection, closings: list[_Closing]) -> None:
     for closing in closings:
         row = closing.row
+        why = None if row.reason is None else (row.reason, row.reason_message or "")
         if closing.sequence_no is not None and close_running(
-            conn, closing.sequence_no, row.outcome, row.result_hash, row.duration_ms, log_action
+            conn, closing.sequence_no, row.outcome, row.result_hash, row.duration_ms, log_action, why
         ):
             continue
         insert_finished(conn, row, log_action)

@@ -40,6 +40,7 @@ from colibri.switchboard.base.errors import (
     PeerError,
     SwitchboardError,
     json_path,
+    refusal_reason,
 )
 from colibri.switchboard.base.failures import (
     describe_connect_error,
@@ -84,5 +85,6 @@ __all__ = [
     "json_path",
     "jsonlines",
     "leaves",
+    "refusal_reason",
     "spans",
 ]

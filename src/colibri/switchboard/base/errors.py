@@ -10,13 +10,20 @@ SwitchboardError
     ├── ConnectionLost    the connection ended while the request was in flight
     ├── MalformedResult   the answer does not parse as a result, or breaks the tool's output schema
     └── PeerError         the downstream answered with a JSON-RPC error (passed through unchanged)
+
+The switchboard's refusals are Pattern A errors (an envelope, or a JSON-RPC error whose message
+starts `CODE: `), each with its reason (core/reasons.py), which the audit row records:
+`refusal_reason` says which, for every code, in this one table (`REFUSALS`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
+
+from colibri.core import reasons
 
 SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
 UNKNOWN_TOOL = "UNKNOWN_TOOL"
@@ -24,6 +31,10 @@ UPSTREAM_TIMEOUT = "UPSTREAM_TIMEOUT"
 UPSTREAM_ERROR = "UPSTREAM_ERROR"
 HANDLER_ERROR = "HANDLER_ERROR"
 INVALID_PARAMS = "INVALID_PARAMS"
+RATE_LIMITED = "RATE_LIMITED"
+TOOL_NOT_ADMITTED = "TOOL_NOT_ADMITTED"
+TOOL_CHANGED = "TOOL_CHANGED"
+APPROVAL_DENIED = "APPROVAL_DENIED"
 
 # JSON-RPC codes that blame the request, not the server: answering them proves the server is alive.
 CLIENT_FAULT_CODES = frozenset({-32700, -32600, -32601, -32602})
@@ -43,6 +54,41 @@ def json_path(loc: tuple[Any, ...]) -> str:
         else:
             path += f"[{json.dumps(part)}]"
     return path or "$"
+
+
+def _policy(details: Mapping[str, Any]) -> str:
+    # `auth.policies.ana` (policy.py's detail) is the policy named `ana`
+    named = str(details.get("policy") or "?")
+    return reasons.policy(named.removeprefix("auth.policies."))
+
+
+def _unavailable(details: Mapping[str, Any]) -> str:
+    # the first entry's kind of trouble (routing/failures.py's `why`): unhealthy, quarantine, removed, ...
+    listed = details.get("reasons")
+    first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], dict) else {}
+    return reasons.unavailable(str(details.get("why") or first.get("why") or "unavailable"))
+
+
+# Each refusal's code, and the reason its row records (from the refusal's details where it names one).
+REFUSALS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    RATE_LIMITED: lambda _: reasons.RATE_LIMIT,
+    TOOL_NOT_ADMITTED: _policy,
+    TOOL_CHANGED: lambda _: reasons.WITHHELD,
+    UNKNOWN_TOOL: lambda _: reasons.UNKNOWN_TOOL,
+    APPROVAL_DENIED: lambda _: reasons.APPROVAL_DENIED,
+    SERVICE_UNAVAILABLE: _unavailable,
+}
+
+
+def refusal_reason(code: str, details: Mapping[str, Any] | None) -> str | None:
+    """The reason a refusal with this code records (a `reason` in its details wins); None when the
+    code is not one of the switchboard's refusals."""
+    derive = REFUSALS.get(code)
+    if derive is None:
+        return None
+    details = details or {}
+    named = details.get("reason")
+    return named if isinstance(named, str) and named else derive(details)
 
 
 class SwitchboardError(Exception):

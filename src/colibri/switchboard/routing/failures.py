@@ -43,5 +43,7 @@ def upstream_error(
     )
 
 
-def reason(target: Target, reason: str) -> dict[str, str]:
-    return {"target": str(target), "reason": reason}
+def reason(target: Target, reason: str, why: str) -> dict[str, str]:
+    """Why an entry could not take a call: the sentence, and its kind (`why`: removed, no_tool,
+    hidden, failed, or the server's health state), which the audit row's `unavailable:<why>` names."""
+    return {"target": str(target), "reason": reason, "why": why}

@@ -153,7 +153,7 @@ class Route:
             return Answer(Outcome.TIMEOUT if timed_out else Outcome.ERROR, envelope, tried=tuple(self._tried))
         # It never reached the server, or repeating it is harmless: on to the next entry.
         done = "retried, it is idempotent" if exc.sent else "it never reached the server"
-        self._reasons.append(reason(target, f"{target} failed ({exc.message}); {done}"))
+        self._reasons.append(reason(target, f"{target} failed ({exc.message}); {done}", "failed"))
         return self._entry()
 
     def crashed(self, exc: Exception) -> Answer:
@@ -248,20 +248,21 @@ class Route:
             self._next += 1
             downstream = self._downstreams.get(target.server)
             if downstream is None:  # removed by a reload since the call began
-                self._reasons.append(reason(target, f"{target.server} is no longer in the config"))
+                self._reasons.append(reason(target, f"{target.server} is no longer in the config", "removed"))
                 continue
             if self._lacks(target):
                 self._reasons.append(
-                    reason(target, f"{target.server} does not offer a tool named {target.tool!r}")
+                    reason(target, f"{target.server} does not offer a tool named {target.tool!r}", "no_tool")
                 )
                 continue
             hidden = self._observers.hides(self.call.principal, str(target))
             if hidden is not None:
-                self._reasons.append(reason(target, hidden))
+                self._reasons.append(reason(target, hidden, "hidden"))
                 continue
             ticket = downstream.machine.admit()
             if ticket is None:
-                self._reasons.append(reason(target, downstream.machine.why_not()))
+                machine = downstream.machine
+                self._reasons.append(reason(target, machine.why_not(), machine.state.value.lower()))
                 self._tried.append(Tried(target.server, target.tool, "refused", 0.0))
                 continue
             attempt = Attempt(target, downstream, ticket, time.perf_counter())
