@@ -110,13 +110,19 @@ async def test_a_changed_tool_is_withheld_until_a_person_approves_it(tmp_path: P
     assert downstreams.calls("svc") == 2  # the withheld call was never sent
 
     rows = [(row["tool"], row["outcome"], row["principal"]) for row in actions(tmp_path / "gateway.db")]
-    assert rows.count(("switchboard:pins/pin", "ok", "switchboard")) == 4  # each tool, once
-    assert ("switchboard:pins/changed", "denied", "switchboard") in rows
+    # The switchboard's own events are outcome `event` (SPEC §21); a change withheld says so as its reason.
+    assert rows.count(("switchboard:pins/pin", "event", "switchboard")) == 4  # each tool, once
+    assert ("switchboard:pins/changed", "event", "switchboard") in rows
+    changed = next(
+        row for row in actions(tmp_path / "gateway.db") if row["tool"] == "switchboard:pins/changed"
+    )
+    assert changed["reason"] == "withheld"
     assert ("svc.work", "denied", "local") in rows
     approval = next(
         row for row in actions(tmp_path / "gateway.db") if row["tool"] == "switchboard:pins/approve"
     )
     assert approval["principal"] == "ana" and approval["log_index"] is not None
+    assert approval["outcome"] == "event"
     assert f"logged as entry {approval['log_index']}" in approved.stdout
     assert approval["arguments"] == f'{{"previous_sha256":"{old}","sha256":"{new}","tool":"svc.work"}}'
 
@@ -137,5 +143,5 @@ async def test_with_warn_a_changed_tool_is_served_and_flagged(tmp_path: Path) ->
     assert status["pins"] == "warn" and [t["tool"] for t in status["changed_tools"]] == ["svc.work"]
     assert "withheld_tools" not in status
     rows = [(row["tool"], row["outcome"]) for row in actions(tmp_path / "gateway.db")]
-    assert ("switchboard:pins/changed", "ok") in rows and ("svc.work", "ok") in rows
+    assert ("switchboard:pins/changed", "event") in rows and ("svc.work", "ok") in rows
     assert downstreams.calls("svc") == 1

@@ -51,6 +51,7 @@ from colibri.storage.audit_rows import (
 from colibri.storage.errors import BusyError
 
 __all__ = [
+    "EVENT",
     "MIGRATIONS",
     "AuditLog",
     "FinishedCall",
@@ -63,6 +64,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("colibri.audit")
+
+EVENT = "event"  # the outcome of a row that records no call: the switchboard's own doing (a pin, an approval)
 
 # No secondary indexes: each one adds WAL pages to both audit writes of every call
 # (measured: 53 -> 33 us per call). Correlation ids are UUID4s, unique by construction;

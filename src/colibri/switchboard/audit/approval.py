@@ -14,7 +14,7 @@ from colibri.core.errors import StorageError
 from colibri.domains.log.api import log_action
 from colibri.domains.pins import api as pins
 from colibri.storage import Database, open_database
-from colibri.storage.audit_log import FinishedCall, insert_finished
+from colibri.storage.audit_log import EVENT, FinishedCall, insert_finished
 from colibri.storage.migrations import migrate
 from colibri.switchboard.audit.store import AuditStoreError
 from colibri.switchboard.config import AuditSpec
@@ -46,7 +46,8 @@ def approve(spec: AuditSpec, tool: str, by: str) -> tuple[pins.Pin, pins.Pin, in
                 sort_keys=True,
                 separators=(",", ":"),
             )
-            row = FinishedCall(ids.correlation_id(), APPROVE, arguments, "ok", None, utc_now(), 0.0, by)
+            # The switchboard's own event, not a call (SPEC §21): outcome `event`
+            row = FinishedCall(ids.correlation_id(), APPROVE, arguments, EVENT, None, utc_now(), 0.0, by)
             sequence_no = insert_finished(conn, row, log_action)
             index = conn.execute(
                 "SELECT idx FROM log_entries WHERE kind = 'action' AND ref = ?", (sequence_no,)

@@ -30,9 +30,10 @@ from colibri.core import ids
 from colibri.core.clock import utc_now
 from colibri.core.database import Connection, Database
 from colibri.core.errors import StorageError
+from colibri.core.reasons import WITHHELD
 from colibri.domains.log.api import log_action
 from colibri.domains.pins import api as pins
-from colibri.storage.audit_log import FinishedCall, insert_finished
+from colibri.storage.audit_log import EVENT, FinishedCall, insert_finished
 from colibri.switchboard.audit.digests import definition
 from colibri.switchboard.audit.writer import Writer
 from colibri.switchboard.config import SwitchboardConfig
@@ -157,11 +158,12 @@ class Pins(Observer):
                     ids.correlation_id(),
                     f"switchboard:pins/{event}",
                     arguments,
-                    outcome,
+                    EVENT,  # the switchboard's own doing, not a call (SPEC §21): a change withheld says so
                     None,
                     utc_now(),
                     0.0,
                     PINS_PRINCIPAL,
+                    reason=WITHHELD if outcome == "denied" else None,
                 )
                 insert_finished(conn, row, log_action)
 
