@@ -49,6 +49,7 @@ def app() -> Starlette:
         routes=[
             Route("/mcp", echo_length, methods=["POST"]),
             Route("/login", echo_length, methods=["POST"]),
+            Route("/private", token_required(echo_length, known), methods=["POST"]),
             Route("/page", echo_length, methods=["GET"]),
             Route("/metrics", token_required(metrics, known), methods=["GET"]),
             Route("/open-metrics", token_required(metrics, None), methods=["GET"]),
@@ -127,6 +128,26 @@ async def test_a_body_that_does_not_arrive_in_time_is_cut_with_408() -> None:
     assert 0.9 < waited < 5, waited
 
 
+async def test_credentials_are_checked_before_the_body_is_read() -> None:
+    """SPEC §21: the 401 comes while the announced body is still on its way (it never ends here);
+    with a good token the same route reads its body, under the same cap."""
+    async with served() as base, httpx2.AsyncClient(base_url=base) as http:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            raw.sendall(b"POST /private HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 400\r\n\r\npartial")
+            answer = await anyio.to_thread.run_sync(_read_head, raw)
+        assert answer.startswith(b"HTTP/1.1 401"), answer
+        good = {"Authorization": "Bearer col_good"}
+        assert (await http.post("/private", content=b"x" * 512, headers=good)).text == "512"
+
+        async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: cut at the cap as it is read
+            for _ in range(100):
+                yield b"y" * 100
+
+        assert (await http.post("/private", content=chunks(), headers=good)).status_code == 413
+        assert (await http.post("/private", content=chunks())).status_code == 401
+
+
 async def test_metrics_need_a_valid_bearer_token_when_there_are_tokens() -> None:
     async with served() as base, httpx2.AsyncClient(base_url=base) as http:
         for headers in ({}, {"Authorization": "Bearer col_bad"}, {"Authorization": "Basic col_good"}):
@@ -135,6 +156,13 @@ async def test_metrics_need_a_valid_bearer_token_when_there_are_tokens() -> None
             assert "colibri_up" not in refused.text
         assert (await http.get("/metrics", headers={"Authorization": "Bearer col_good"})).status_code == 200
         assert (await http.get("/open-metrics")).status_code == 200  # no tokens: loopback, open
+
+
+def _read_head(raw: socket.socket) -> bytes:
+    answer = b""
+    while b"\r\n\r\n" not in answer and (chunk := raw.recv(65536)):
+        answer += chunk
+    return answer
 
 
 def _read_all(raw: socket.socket) -> bytes:

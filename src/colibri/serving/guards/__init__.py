@@ -6,7 +6,8 @@
   `X-Frame-Options: DENY`) and MIME sniffing, refusals included.
 - `host_check.HostCheck`: the Host must name this server (421) and any Origin too (403), on
   every route: `/mcp`, the pages, `/login`, the probes, `/metrics`, `/status`.
-- `body.BodyLimit`: the body is capped before it is read (413) and must arrive in time (408).
+- `body.BodyLimit`: the body is capped before it is read (413) and must arrive in time (408); it
+  is read only when the route asks for it, so a route's credentials are checked before it (SPEC §21).
 
 The stack is fixed at start-up; `serve --http`, `colibri ui` and the switchboard's HTTP face each
 call `guarded` once.
