@@ -9,7 +9,7 @@ gateway.py the audited gateway's sections (SPEC §15): audit, pins, auth.policie
 """
 
 from colibri.switchboard.config.expand import expand, expand_servers
-from colibri.switchboard.config.gateway import AuditSpec, Limit, Policy, RateLimits
+from colibri.switchboard.config.gateway import SERVER_METHODS, AuditSpec, Limit, Policy, RateLimits
 from colibri.switchboard.config.load import load, parse
 from colibri.switchboard.config.model import (
     STATUS_TOOL,
@@ -21,6 +21,7 @@ from colibri.switchboard.config.model import (
 )
 
 __all__ = [
+    "SERVER_METHODS",
     "STATUS_TOOL",
     "AuditSpec",
     "DeepCheck",

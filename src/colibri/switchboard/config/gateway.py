@@ -28,6 +28,18 @@ Glob = Annotated[str, Field(min_length=1)]
 PinMode = Literal["block", "warn", "off"]
 
 
+# What a server is asked besides its tools, as policies and limits name it (`server:METHOD`).
+SERVER_METHODS = (
+    "resources/read",
+    "prompts/get",
+    "completion/complete",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "logging/setLevel",
+    "subscriptions/listen",
+)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
@@ -93,15 +105,29 @@ class Policy:
     deny: tuple[str, ...] = ()
 
     def admits(self, name: str) -> bool:
-        if self.allow is not None and not any(fnmatch.fnmatchcase(name, glob) for glob in self.allow):
+        if self.allow is not None and not any(covers(glob, name) for glob in self.allow):
             return False
-        return not any(fnmatch.fnmatchcase(name, glob) for glob in self.deny)
+        return not any(covers(glob, name) for glob in self.deny)
 
     def describe(self) -> str:
         parts = [] if self.allow is None else [f"allow {list(self.allow)}"]
         if self.deny:
             parts.append(f"deny {list(self.deny)}")
         return f"auth.policies.{self.token} ({', '.join(parts)})"
+
+
+def covers(glob: str, name: str) -> bool:
+    """Whether a policy's glob covers `name` (`server.tool`, a capability, `server:resources/read`, ...).
+
+    A glob over a whole server, `evil.*` or `evil:*`, covers all it offers alike: its tools
+    (`evil.tool`), resources, prompts, completions and subscriptions (`evil:resources/read`, ...).
+    """
+    if fnmatch.fnmatchcase(name, glob):
+        return True
+    if len(glob) < 3 or glob[-1] != "*" or glob[-2] not in ".:":
+        return False
+    cut = min((at for at in (name.find("."), name.find(":")) if at > 0), default=-1)
+    return cut > 0 and fnmatch.fnmatchcase(name[:cut], glob[:-2])
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +186,8 @@ def rate_limits(raw: RawRateLimits, known: Callable[[str], bool]) -> RateLimits:
             raise ConfigError(
                 f'rate_limits.per_tool["{name}"]',
                 "expected a tool as the switchboard lists it: server.tool (a configured server), a "
-                "fallback capability, or server:resources/read / server:prompts/get",
+                "fallback capability, or server:METHOD (resources/read, prompts/get, completion/complete, "
+                "resources/subscribe, resources/unsubscribe, logging/setLevel, subscriptions/listen)",
             )
         per_tool[name] = _limit(limit)
     return RateLimits(None if raw.per_token is None else _limit(raw.per_token), per_tool)

@@ -122,7 +122,7 @@ def _names_a_tool(name: str, servers: set[str], fallbacks: Mapping[str, object])
     """Whether `name` is something the switchboard routes: server.tool, a capability, server:method."""
     server, colon, method = name.partition(":")
     if colon:
-        return server in servers and method in ("resources/read", "prompts/get")
+        return server in servers and method in gateway.SERVER_METHODS
     server, dot, tool = name.partition(".")
     return name in fallbacks or (bool(dot) and bool(tool) and server in servers)
 

@@ -1,10 +1,14 @@
-"""A resources/read or prompts/get through the observers' moments, as route.py takes a tools/call.
+"""A request other than tools/call through the observers' moments, as route.py takes a tools/call:
+resources/read, prompts/get, completion/complete, resources/subscribe and unsubscribe,
+logging/setLevel (once per server it reaches) and subscriptions/listen (once per server it names).
 
 One server answers it (no fallbacks). Which server is found first (`call.server`), so that the
-observers know the request as `server:resources/read` or `server:prompts/get`: they may refuse it,
-hold its sending (the audit's row opened first) and its answer, and see it go, with what was asked
-of which server and what it came to, like any routed call. Their refusal is a JSON-RPC error
-whose message starts with its code.
+observers know the request as `server:resources/read`, `server:completion/complete`, ...: they may
+refuse it (policy, rate limits), hold its sending (the audit's row opened first) and its answer,
+and see it go, with what was asked of which server and what it came to, like any routed call.
+Their refusal is a JSON-RPC error whose message starts with its code. A request that needs nothing
+sent (a subscription the server already holds for another client) is admitted and recorded all
+the same, and answered with an empty result.
 """
 
 from __future__ import annotations
@@ -33,10 +37,25 @@ async def asked(
     observers: Observers,
     call: RoutedCall,
     owner: Owner,
-    request: Callable[[str], types.ClientRequest],
+    request: Callable[[str], types.ClientRequest | None],
     result_type: type[ResultT],
 ) -> ResultT:
     """Ask the owner `request(name there)`; its JSON-RPC errors pass through, others name the server."""
+    answer = await answer_of(observers, call, owner, request, result_type)
+    if answer.error is not None:
+        raise answer.error
+    assert isinstance(answer.result, result_type)
+    return answer.result
+
+
+async def answer_of(
+    observers: Observers,
+    call: RoutedCall,
+    owner: Owner,
+    request: Callable[[str], types.ClientRequest | None],
+    result_type: type[ResultT],
+) -> Answer:
+    """What `asked` answers, as an `Answer` (`tried` is empty when no server was asked)."""
     try:
         answer = await _answer(observers, call, owner, request, result_type)
         try:
@@ -52,17 +71,14 @@ async def asked(
         observers.after_answer(call, Answer(Outcome.CANCELLED))
         raise
     observers.after_answer(call, answer)
-    if answer.error is not None:
-        raise answer.error
-    assert isinstance(answer.result, result_type)
-    return answer.result
+    return answer
 
 
 async def _answer(
     observers: Observers,
     call: RoutedCall,
     owner: Owner,
-    request: Callable[[str], types.ClientRequest],
+    request: Callable[[str], types.ClientRequest | None],
     result_type: type[ResultT],
 ) -> Answer:
     try:
@@ -74,6 +90,9 @@ async def _answer(
     refusal = observers.admit(call)
     if refusal is not None:
         return Answer(Outcome.DENIED, error=_refused(refusal))
+    asking = request(name)
+    if asking is None:
+        return Answer(Outcome.OK, result_type())
     said = observers.before_send(call, call.subject)
     if said is not None and not isinstance(said, Refusal):
         said = await said
@@ -81,7 +100,7 @@ async def _answer(
         return Answer(Outcome.ERROR, error=_refused(said))
     started = time.perf_counter()
     try:
-        result = await downstream.request(request(name), result_type)
+        result = await downstream.request(asking, result_type)
     except PeerError as exc:
         return _failed(downstream, name, started, "error", MCPError(exc.code, exc.rpc_message, exc.data))
     except DownstreamError as exc:

@@ -5,11 +5,18 @@ and only a routable server is asked. Prompts are namespaced `server.prompt` like
 URIs pass unchanged and are routed by the URI → server map (on a clash the first server in config
 order wins, and `clashes()` says so for switchboard_status). A URI no list names goes to the first
 routable server with a matching template.
+
+Every request a client makes of a server passes the observers (asked.py) as that server's
+`server:method`, as tools/call does: resources/read, prompts/get, completion/complete (on the
+prompt's server, or the resource template's), resources/subscribe and unsubscribe, and
+logging/setLevel, which names no server: it goes to each connected server that logs and that the
+principal's policy does not hide (`server:logging/setLevel`), each one a request of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -18,11 +25,14 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from colibri.switchboard.base import DownstreamError, PeerError, ResultT
 from colibri.switchboard.downstream import Downstream
-from colibri.switchboard.routing.asked import asked
-from colibri.switchboard.routing.observers import LOCAL, Observers, RoutedCall
+from colibri.switchboard.routing.asked import answer_of, asked
+from colibri.switchboard.routing.observers import LOCAL, Observers, Outcome, RoutedCall
 
 RESOURCE_NOT_FOUND = -32002
-READ, GET = "resources/read", "prompts/get"  # the methods observers see, as server:method
+# The methods observers see, as server:method.
+READ, GET, COMPLETE = "resources/read", "prompts/get", "completion/complete"
+SUBSCRIBE, UNSUBSCRIBE = "resources/subscribe", "resources/unsubscribe"
+SET_LEVEL, LISTEN = "logging/setLevel", "subscriptions/listen"
 
 
 class Passthrough:
@@ -110,7 +120,65 @@ class Passthrough:
             self._observers, call, lambda: (self.owner(uri), uri), request, types.ReadResourceResult
         )
 
+    def readable(self, principal: str, server: str) -> bool:
+        """Whether `principal` may read `server`'s resources (its updates go only to those who may)."""
+        return self._observers.hides(principal, f"{server}:{READ}") is None
+
+    async def subscribe_for(
+        self, uri: str, principal: str, hold: Callable[[], bool], release: Callable[[], object]
+    ) -> None:
+        """A client's resources/subscribe, admitted and recorded; `hold()` takes the client's
+        subscription (True: the first, so the server is asked), `release()` gives it back."""
+        first = False
+
+        def request(uri: str) -> types.ClientRequest | None:
+            nonlocal first
+            first = hold()
+            return types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)) if first else None
+
+        call = RoutedCall(uri, {"uri": uri}, principal, SUBSCRIBE)
+        try:
+            await asked(self._observers, call, lambda: (self.owner(uri), uri), request, types.EmptyResult)
+        except MCPError:
+            if first:
+                release()
+            raise
+        if first and (downstream := self._downstreams.get(call.server or "")) is not None:
+            downstream.subscriptions.add(uri)
+
+    async def unsubscribe_for(self, uri: str, principal: str, release: Callable[[], bool]) -> None:
+        """A client's resources/unsubscribe, admitted and recorded; `release()` is True when it was
+        the last subscription to `uri`, and only then is the server asked."""
+        call = RoutedCall(uri, {"uri": uri}, principal, UNSUBSCRIBE)
+
+        def request(uri: str) -> types.ClientRequest | None:
+            if not release():
+                return None
+            if (downstream := self._downstreams.get(call.server or "")) is not None:
+                downstream.subscriptions.discard(uri)
+            return types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
+
+        await asked(self._observers, call, lambda: (self.owner(uri), uri), request, types.EmptyResult)
+
+    async def admit_listen(self, uris: list[str], principal: str) -> None:
+        """Admit and record a `subscriptions/listen` stream once per server whose URIs it names
+        (`server:subscriptions/listen`); raises the first refusal. A URI no server offers now is left
+        to the stream (honored, never fires)."""
+        by_server: dict[str, list[str]] = {}
+        for uri in uris:
+            try:
+                by_server.setdefault(self.owner(uri).name, []).append(uri)
+            except MCPError:
+                continue
+        for server, named in by_server.items():
+            call = RoutedCall(server, {"resource_subscriptions": named}, principal, LISTEN)
+            await asked(self._observers, call, partial(self._named, server), _nothing, types.EmptyResult)
+
+    def _named(self, server: str) -> tuple[Downstream, str]:
+        return self._downstreams[server], server
+
     async def subscribe(self, uri: str) -> None:
+        """Subscribe the server of `uri` (a listen stream's, admitted already by `admit_listen`)."""
         downstream = self.owner(uri)
         request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
         await _ask(downstream, request, types.EmptyResult)
@@ -161,14 +229,27 @@ class Passthrough:
 
     # --- completion and logging ------------------------------------------------------------------
 
-    async def complete(self, params: types.CompleteRequestParams) -> types.CompleteResult:
+    async def complete(
+        self, params: types.CompleteRequestParams, principal: str = LOCAL
+    ) -> types.CompleteResult:
         ref = params.ref
-        if isinstance(ref, types.PromptReference):
-            downstream, prompt = self._prompt_owner(ref.name)
-            params = params.model_copy(update={"ref": ref.model_copy(update={"name": prompt})})
-        else:
-            downstream = self._template_owner(ref.uri)
-        return await _ask(downstream, types.CompleteRequest(params=params), types.CompleteResult)
+
+        def owner() -> tuple[Downstream, str]:
+            if isinstance(ref, types.PromptReference):
+                return self._prompt_owner(ref.name)
+            return self._template_owner(ref.uri), ref.uri
+
+        def request(there: str) -> types.ClientRequest:
+            named = params
+            if isinstance(ref, types.PromptReference):
+                named = params.model_copy(update={"ref": ref.model_copy(update={"name": there})})
+            return types.CompleteRequest(params=named)
+
+        # The prompt or template named, the argument and its context are hashed into the row.
+        asked_for = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        name = ref.name if isinstance(ref, types.PromptReference) else ref.uri
+        call = RoutedCall(name, asked_for, principal, COMPLETE)
+        return await asked(self._observers, call, owner, request, types.CompleteResult)
 
     def _template_owner(self, template: str) -> Downstream:
         for downstream in self._routable():
@@ -176,15 +257,26 @@ class Passthrough:
                 return downstream
         raise MCPError(INVALID_PARAMS, f"no routable server offers the resource template {template!r}")
 
-    async def set_level(self, level: types.LoggingLevel) -> None:
-        """Pass the level to every connected server that logs; one that fails does not stop the rest."""
-        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))
-        for downstream in self._downstreams.values():
-            if downstream.session is not None and downstream.catalog.logging:
-                try:
-                    await downstream.request(request, types.EmptyResult)
-                except DownstreamError:
-                    continue
+    async def set_level(self, level: types.LoggingLevel, principal: str = LOCAL) -> None:
+        """Pass the level to every connected server that logs and that the principal's policy does not
+        hide, each admitted and recorded as `server:logging/setLevel`; a refusal stops the rest and is
+        the answer, a server that fails does not stop the rest."""
+
+        def request(_: str) -> types.ClientRequest:
+            return types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))
+
+        for downstream in list(self._downstreams.values()):
+            name = downstream.name
+            if downstream.session is None or not downstream.catalog.logging:
+                continue
+            if self._observers.hides(principal, f"{name}:{SET_LEVEL}") is not None:
+                continue  # not a server this principal may use: the level is not its to set
+            call = RoutedCall(level, {"level": level}, principal, SET_LEVEL)
+            answer = await answer_of(
+                self._observers, call, partial(self._named, name), request, types.EmptyResult
+            )
+            if answer.error is not None and (answer.outcome is Outcome.DENIED or not answer.tried):
+                raise answer.error
 
 
 async def _ask(downstream: Downstream, request: types.ClientRequest, result_type: type[ResultT]) -> ResultT:
@@ -195,3 +287,8 @@ async def _ask(downstream: Downstream, request: types.ClientRequest, result_type
         raise MCPError(exc.code, exc.rpc_message, exc.data) from None
     except DownstreamError as exc:
         raise MCPError(INTERNAL_ERROR, f"UPSTREAM_ERROR: {downstream.name}: {exc.message}") from None
+
+
+def _nothing(_: str) -> None:
+    """Nothing to send: the request is admitted and recorded, and acts at the switchboard."""
+    return None

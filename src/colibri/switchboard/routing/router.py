@@ -5,11 +5,16 @@
 - A capability of `fallbacks` is listed once under its own name and goes to the first entry of its
   chain that can take it (route.py walks the chain).
 - A name that is neither is answered UNKNOWN_TOOL; `switchboard_status` by the switchboard itself.
+
+A token with a policy (policy.py) is shown only what it may call: its tools/list, its
+`switchboard_status` (`status_for`), the tools UNKNOWN_TOOL suggests (a server it may not call is
+answered as one that does not exist), and the entries of a fallback chain it is routed along.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -18,7 +23,9 @@ from colibri.switchboard.base import UNKNOWN_TOOL, envelopes
 from colibri.switchboard.config import STATUS_TOOL, Target
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall
+from colibri.switchboard.routing.policy import Policies
 from colibri.switchboard.routing.route import Route
+from colibri.switchboard.routing.status import seen_by
 
 STATUS = types.Tool(
     name=STATUS_TOOL,
@@ -54,6 +61,7 @@ class Router:
         self.fallbacks = fallbacks
         self._status = status
         self._observers = observers or Observers()
+        self._policies = Policies.among(self._observers)
 
     def tools(self, principal: str | None = None) -> list[types.Tool]:
         """What tools/list shows `principal` now (None: what any principal may be shown)."""
@@ -90,22 +98,42 @@ class Router:
 
     def route(self, call: RoutedCall) -> Route:
         """The way of `call` from admission to answer."""
+        chain = self._chain(call.name)
+        policy = None if self._policies is None else self._policies.of(call.principal)
+        if policy is not None and chain is not None and len(chain) > 1:
+            # Only the entries the token may call are tried (and named when none can serve); with
+            # none of them, the admission refuses the call, naming the policy.
+            chain = tuple(target for target in chain if policy.admits(str(target))) or chain
         return Route(
             call,
-            self._chain(call.name),
-            own=self._own,
+            chain,
+            own=self._own if policy is None else partial(self._own, principal=call.principal),
             downstreams=self._downstreams,
             lacks=self._lacks,
             schemas=self._schemas,
             observers=self._observers,
         )
 
-    def _own(self, name: str, chain: tuple[Target, ...] | None) -> Answer | None:
+    def _own(
+        self, name: str, chain: tuple[Target, ...] | None, principal: str | None = None
+    ) -> Answer | None:
         """The switchboard's own answer: its status, or UNKNOWN_TOOL; None for a call to route."""
         if name == STATUS_TOOL:
-            return Answer(Outcome.OK, envelopes.success(self._status()))
-        unknown = self._unknown(name, chain)
+            return Answer(Outcome.OK, envelopes.success(self.status_for(principal)))
+        unknown = self._unknown(name, chain, principal)
         return None if unknown is None else Answer(Outcome.DENIED, unknown)
+
+    def status_for(self, principal: str | None) -> dict[str, Any]:
+        """What `switchboard_status` and `/status` show `principal`: with a policy, only the servers
+        and tools it may call."""
+        policies = self._policies
+        if policies is None or policies.of(principal) is None:
+            return self._status()
+        return seen_by(
+            self._status(),
+            lambda server: policies.shows_server(principal, server["name"], server["tools"]),
+            lambda name: policies.hides(principal, name) is None,
+        )
 
     def servers_for(self, name: str) -> list[str]:
         """The downstreams a call to `name` may be routed to."""
@@ -118,8 +146,15 @@ class Router:
         listed = [(self._downstreams.get(target.server), target.tool) for target in chain]
         return [d.tools[tool].output_schema for d, tool in listed if d is not None and tool in d.tools]
 
-    def _unknown(self, name: str, chain: tuple[Target, ...] | None) -> types.CallToolResult | None:
+    def _unknown(
+        self, name: str, chain: tuple[Target, ...] | None, principal: str | None = None
+    ) -> types.CallToolResult | None:
         """UNKNOWN_TOOL for a name that is neither a capability nor a tool a known server lists."""
+        if chain is not None and name not in self.fallbacks:
+            if not self._lacks(chain[0]):
+                return None  # a tool it offers: admission decides (TOOL_NOT_ADMITTED names the policy)
+            if not self._shows(principal, chain[0].server):
+                chain = None  # a server the token may not call is answered as one that does not exist
         if chain is None:
             return envelopes.error(
                 UNKNOWN_TOOL,
@@ -127,15 +162,24 @@ class Router:
                 f"listed as server.tool while it is healthy) or {STATUS_TOOL} to see every server",
                 tool=name,
             )
-        if name in self.fallbacks or not self._lacks(chain[0]):
+        if name in self.fallbacks:
             return None
-        offered = ", ".join(sorted(self._downstreams[chain[0].server].tools))
+        server = chain[0].server
+        hides = self._observers.hides
+        offered = ", ".join(
+            sorted(t for t in self._downstreams[server].tools if hides(principal, f"{server}.{t}") is None)
+        )
         return envelopes.error(
             UNKNOWN_TOOL,
-            f"unknown tool {name!r}: {chain[0].server} offers {offered}; call tools/list for the tools "
-            "offered now",
+            f"unknown tool {name!r}: {server} offers {offered or 'no tool this token may call'}; call "
+            "tools/list for the tools offered now",
             tool=name,
         )
+
+    def _shows(self, principal: str | None, server: str) -> bool:
+        policies, downstream = self._policies, self._downstreams.get(server)
+        tools = () if downstream is None else downstream.tools
+        return policies is None or policies.shows_server(principal, server, tools)
 
     def _lacks(self, target: Target) -> bool:
         """Whether the tool is filtered out, or the server's last tools/list (if any) lacks it."""

@@ -1,8 +1,11 @@
-"""What `switchboard_status` returns, `/status` shows and `colibri switchboard status` prints."""
+"""What `switchboard_status` returns, `/status` shows and `colibri switchboard status` prints.
+
+A token with a policy is shown only the servers and tools it may call (`seen_by`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from colibri.switchboard.config import Target
@@ -62,3 +65,34 @@ def server_status(downstream: Downstream) -> dict[str, Any]:
             for t in list(machine.history)[-RECENT_TRANSITIONS:]
         ],
     }
+
+
+def seen_by(
+    status: dict[str, Any], server_shown: Callable[[dict[str, Any]], bool], shown: Callable[[str], bool]
+) -> dict[str, Any]:
+    """`status` with only the servers `server_shown` and the tools (`server.tool`, capabilities)
+    `shown` admits: their own entries, fallback chains, resource clashes and changed tools."""
+    servers = [
+        server | {"tools": [tool for tool in server["tools"] if shown(f"{server['name']}.{tool}")]}
+        for server in status.get("servers", ())
+        if server_shown(server)
+    ]
+    names = {server["name"] for server in servers}
+    seen = dict(status, servers=servers)
+    if "fallbacks" in status:
+        chains = {
+            capability: [t for t in chain if shown(t)] for capability, chain in status["fallbacks"].items()
+        }
+        seen["fallbacks"] = {
+            capability: chain for capability, chain in chains.items() if chain and shown(capability)
+        }
+    if "resource_clashes" in status:
+        seen["resource_clashes"] = [
+            clash | {"shadowed": [name for name in clash["shadowed"] if name in names]}
+            for clash in status["resource_clashes"]
+            if clash["served_by"] in names
+        ]
+    for key in ("withheld_tools", "changed_tools"):
+        if key in status:
+            seen[key] = [entry for entry in status[key] if shown(entry["tool"])]
+    return seen
