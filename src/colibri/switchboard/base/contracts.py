@@ -50,13 +50,16 @@ async def _no_news(notification: types.ServerNotification) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Hooks:
-    """What the connection tells its owner: it closed, a list changed, a notification or a request came."""
+    """What the connection tells its owner: it closed, a list changed, a notification came; and what
+    it asks: the only call in flight (a downstream's own requests go to their call's `Caller`)."""
 
     closed: Callable[[str], None]
     tools_changed: Callable[[], None]
     lists_changed: Callable[[], None] = lambda: None
     notified: Callable[[types.ServerNotification], Awaitable[None]] = _no_news
-    relay: Relay | None = None
+    # The only call in flight on the connection, or None (none, or several): what a message that
+    # names no request may be tied to (downstream/owners.py).
+    sole: Callable[[], Caller | None] = lambda: None
 
 
 class DownstreamSession(Protocol):

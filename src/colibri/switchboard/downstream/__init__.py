@@ -12,16 +12,19 @@ results.py     a raw tools/call result checked as the SDK's client checks one
 asking.py      a 2026-era server's input requests in answer to a lean request: the call made again
                through the SDK's client, which relays them (sampling, elicitation, roots)
 forwards.py    progress on its way to the client, which a call's result waits for
-callbacks.py   what a downstream sends unasked, handed to its owner's `Hooks`
+callbacks.py   what a downstream sends unasked: to its call's client, or to its owner's `Hooks`
+owners.py      which call a downstream's message belongs to; those of no call dropped and counted
 """
 
 from colibri.switchboard.downstream.catalog import template_matches
+from colibri.switchboard.downstream.owners import DROPS
 from colibri.switchboard.downstream.results import SERVER_INFO_META
 from colibri.switchboard.downstream.supervisor import CONNECT_TIMEOUT_S, Connector, Downstream
 from colibri.switchboard.downstream.transport import open_session
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
+    "DROPS",
     "SERVER_INFO_META",
     "Connector",
     "Downstream",

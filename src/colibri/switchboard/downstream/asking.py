@@ -9,6 +9,7 @@ relay each input request to the client of the call and retry with the answers (t
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -23,7 +24,12 @@ def asks_for_input(raw: dict[str, Any]) -> bool:
 def unless_asked(
     done: Done, drive: Callable[[], Awaitable[dict[str, Any]]], tasks: set[asyncio.Task[None]]
 ) -> Done:
-    """`done`, except that an `input_required` answer is first driven to its result (in a task)."""
+    """`done`, except that an `input_required` answer is first driven to its result (in a task).
+
+    The task runs in the context of the call as it was sent (not of the reader that hands over the
+    answer): its input requests go to that call's client (owners.py's `CALL`).
+    """
+    context = contextvars.copy_context()
 
     def finished(outcome: dict[str, Any] | DownstreamError) -> None:
         if isinstance(outcome, DownstreamError) or not asks_for_input(outcome):
@@ -36,7 +42,7 @@ def unless_asked(
             except DownstreamError as exc:
                 done(exc)
 
-        task = asyncio.get_running_loop().create_task(driven())
+        task = asyncio.get_running_loop().create_task(driven(), context=context)
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 

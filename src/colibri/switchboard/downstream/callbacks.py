@@ -1,8 +1,10 @@
-"""What a downstream sends unasked, handed to its owner's `Hooks` through the SDK client's callbacks.
+"""What a downstream sends unasked, handed on through the SDK client's callbacks.
 
-List changes, resource updates and log messages are notifications; sampling, elicitation and roots
-are requests, relayed to a client (`Hooks.relay`) and answered with what it answers, or with an
-error when no client can.
+List changes and resource updates are the connection's news, handed to its owner's `Hooks`. Log
+messages, sampling, elicitation and roots belong to a call: they go to that call's `Caller` (the
+`CALL` the SDK runs the callback under, owners.py) and to nobody else. One that belongs to no
+single call is dropped and counted; a dropped request is answered with an error, so the downstream
+does not wait for an answer that will never come.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
 
 from colibri.switchboard.base import Hooks, ResultT
+from colibri.switchboard.downstream.owners import CALL, DROPS
+
+KINDS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 
 
-def client_callbacks(hooks: Hooks) -> dict[str, Any]:
-    """The SDK client's callbacks, each handing what the downstream sent to `hooks`."""
+def client_callbacks(hooks: Hooks, server: str) -> dict[str, Any]:
+    """The SDK client's callbacks for the connection to `server`."""
 
     async def on_message(message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -29,15 +34,25 @@ def client_callbacks(hooks: Hooks) -> dict[str, Any]:
             await hooks.notified(message)
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
-        await hooks.notified(types.LoggingMessageNotification(params=params))
+        owner = CALL.get()
+        if owner is None:
+            DROPS.note(server, "log")
+            return
+        await owner.log(params)
 
     async def relayed(request: types.ServerRequest, result_type: type[ResultT]) -> ResultT | types.ErrorData:
-        if hooks.relay is None:
-            return types.ErrorData(code=INVALID_REQUEST, message="no client is connected to answer it")
+        owner = CALL.get()
+        if owner is None:
+            DROPS.note(server, KINDS.get(request.method, request.method))
+            return types.ErrorData(
+                code=INVALID_REQUEST,
+                message=f"{request.method} belongs to no single call in flight, so no client is asked",
+            )
         try:
-            return await hooks.relay(request, result_type)
+            answer: ResultT = await owner.request(request, result_type)
         except MCPError as exc:
             return exc.error
+        return answer
 
     async def sampling(
         context: ClientRequestContext, params: types.CreateMessageRequestParams

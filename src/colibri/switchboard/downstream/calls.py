@@ -10,8 +10,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_REQUEST
 
 from colibri.switchboard.base import (
     Abandon,
@@ -28,6 +26,7 @@ from colibri.switchboard.base import (
     ResultT,
 )
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.downstream.owners import CALL, sole
 from colibri.switchboard.downstream.results import OutputSchemas, without_server_info
 from colibri.switchboard.health import Counters, Evidence, HealthMachine, Prober, Signal, Ticket
 
@@ -47,7 +46,6 @@ class Calling:
     tools: dict[str, types.Tool]
     session: DownstreamSession | None
     callers: list[Caller]
-    default_caller: Callable[[], Caller | None]
     notified: Notified | None
     _schemas: OutputSchemas
 
@@ -115,6 +113,7 @@ class Calling:
                 self._call_outcome(ticket, tool, None)
 
         self.callers.append(caller)
+        owned = CALL.set(caller)  # a 2026-era server's input requests go to this call's client
         try:
             abandon = session.send_raw(tool, arguments, self.spec.timeout_for(tool), progress, answered)
         except NotSent:
@@ -122,6 +121,8 @@ class Calling:
             self.machine.release(ticket)
             self.counters.calls += 1
             raise
+        finally:
+            CALL.reset(owned)
         if abandon is None:
             self.callers.remove(caller)
             return None
@@ -145,6 +146,9 @@ class Calling:
         reported = False
         if caller is not None:
             self.callers.append(caller)
+        # What the downstream sends in the course of this call goes to `caller` and nobody else:
+        # the SDK runs the callbacks of what is tied to this request in this context (owners.py).
+        owned = CALL.set(caller)
         try:
             if session is None:
                 raise NotSent("not connected")
@@ -165,6 +169,7 @@ class Calling:
             self._call_outcome(ticket, tool, None)
             return result
         finally:
+            CALL.reset(owned)
             if caller is not None:
                 self.callers.remove(caller)
             if not reported:
@@ -177,16 +182,13 @@ class Calling:
             raise NotSent("not connected")
         return await session.request(request, result_type, self.spec.health.call_timeout_s)
 
-    async def _relay(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT:
-        caller = self.callers[-1] if self.callers else self.default_caller()
-        if caller is None:
-            raise MCPError(INVALID_REQUEST, f"no client is connected to answer {request.method}")
-        return await caller.request(request, result_type)
+    def _sole(self) -> Caller | None:
+        """The only call in flight here, if exactly one is: a message naming no request may be its."""
+        return sole(self.callers)
 
     async def _notified(self, notification: types.ServerNotification) -> None:
-        if isinstance(notification, types.LoggingMessageNotification) and self.callers:
-            await self.callers[-1].log(notification.params)
-        elif self.notified is not None:
+        # Not bound to a call (a resource update): the owner hands it to whoever subscribed.
+        if self.notified is not None:
             await self.notified(self.name, notification)
 
     def _call_outcome(self, ticket: Ticket, tool: str, error: DownstreamError | None) -> None:

@@ -40,11 +40,13 @@ from colibri.switchboard.base import (
     jsonlines,
     spans,
 )
+from colibri.switchboard.downstream.owners import CALL_BOUND, WireOwners
 
 log = logging.getLogger("colibri.switchboard")
 
 PREFIX = "sb-"
 _MARK = b'"sb-'
+_METHOD = b'"method"'
 SETTLE_S = 1.0
 
 Stamp = Callable[[dict[str, Any], dict[str, Any]], None]
@@ -93,11 +95,13 @@ class DownstreamLane:
     once, without a task in between. `call` is the same, awaited.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, judged: WireOwners | None = None) -> None:
         self._writer: LineWriter | None = None
         self._pending: dict[str, _Pending] = {}
         self._ids = count(1)
         self._closed: str | None = None
+        # The call-bound lines are judged here, the moment they are read (owners.py).
+        self.judged = judged or WireOwners()
 
     def attach(self, writer: LineWriter) -> None:
         self._writer = writer
@@ -113,13 +117,19 @@ class DownstreamLane:
             self._finish(key, ConnectionLost(f"the connection closed before the answer came ({reason})"))
 
     def take(self, line: bytes) -> bool:
-        if _MARK not in line:
+        marked = _MARK in line
+        if not marked and _METHOD not in line:
             return False
         try:
             message = jsonlines.loads(line)
         except (ValueError, RecursionError):
             return False
         if not isinstance(message, dict):
+            return False
+        if message.get("method") in CALL_BOUND:
+            self.judged.read(message)
+            return False
+        if not marked:
             return False
         if "id" not in message and message.get("method") == "notifications/progress":
             params = message.get("params")

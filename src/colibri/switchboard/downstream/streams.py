@@ -22,7 +22,8 @@ from mcp.client.streamable_http import streamable_http_client
 from colibri.pipes import ProcessTransport
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.downstream.lanes import DownstreamLane
-from colibri.switchboard.downstream.watched import WatchedReadStream
+from colibri.switchboard.downstream.owners import WireOwners
+from colibri.switchboard.downstream.watched import Judge, WatchedReadStream
 
 # The SDK's own defaults for its HTTP client: a long read timeout, as a server may hold a stream open.
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
@@ -48,12 +49,18 @@ class WatchedTransport:
     A stdio downstream also gets a lean lane (`lane`, see lanes.py) beside the SDK on its pipes.
     """
 
-    def __init__(self, spec: ServerSpec, on_eof: Callable[[str], None]) -> None:
+    def __init__(
+        self, spec: ServerSpec, on_eof: Callable[[str], None], sole: Callable[[], Any] = lambda: None
+    ) -> None:
         self._on_eof = on_eof
         self.lane: DownstreamLane | None = None
+        # How a call-bound message is tied to its call (owners.py). Streamable HTTP needs nothing:
+        # what arrives on a request's own response stream is read in its sender's context.
+        self._judge: Judge | None = None
         if spec.url is not None and spec.sse:
             self._inner: AbstractAsyncContextManager[Any] = sse_client(spec.url, headers=dict(spec.headers))
             self._eof_reason = "the connection closed"
+            self._judge = lambda message: sole()  # one stream, all of it read by the SDK in order
         elif spec.url is not None:
             self._inner = _http_streams(spec.url, dict(spec.headers))
             self._eof_reason = "the connection closed"
@@ -64,14 +71,15 @@ class WatchedTransport:
             )
             self._inner = ProcessTransport(params)
             self._eof_reason = "the process exited (its stdout closed)"
-            self.lane = DownstreamLane()
+            self.lane = DownstreamLane(WireOwners(sole))
+            self._judge = self.lane.judged.owner_of
 
     async def __aenter__(self) -> tuple[WatchedReadStream, Any]:
         read_stream, write_stream = await self._inner.__aenter__()
         if self.lane is not None:
             self.lane.attach(write_stream)
             read_stream.divert = self.lane
-        return WatchedReadStream(read_stream, self._ended), write_stream
+        return WatchedReadStream(read_stream, self._ended, self._judge), write_stream
 
     def _ended(self) -> None:
         if self.lane is not None:

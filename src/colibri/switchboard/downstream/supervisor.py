@@ -65,10 +65,9 @@ class Downstream(Calling):
         self.session: DownstreamSession | None = None
         self.tools: dict[str, types.Tool] = {}
         self.catalog = Catalog()
-        # The client requests whose calls are in flight here, newest last: a downstream's own
-        # request (sampling, elicitation, roots) goes to the newest, else to `default_caller()`.
+        # The client requests whose calls are in flight here. What the downstream sends in the
+        # course of a call goes to that call's own (owners.py), never to another in this list.
         self.callers: list[Caller] = []
-        self.default_caller: Callable[[], Caller | None] = lambda: None
         self.notified: Notified | None = None
         # Resource URIs clients subscribed to through this server: a new connection subscribes again.
         self.subscriptions: set[str] = set()
@@ -104,7 +103,7 @@ class Downstream(Calling):
                 tools_changed=self.prober.tools_changed,
                 lists_changed=self.prober.tools_changed,
                 notified=self._notified,
-                relay=self._relay,
+                sole=self._sole,
             )
             try:
                 async with self._connector(

@@ -96,8 +96,8 @@ async def _connect(
             closed.set()
             hooks.closed(reason)
 
-    transport = WatchedTransport(spec, on_eof)
-    client = Client(transport, mode=mode, cache=None, **client_callbacks(hooks))
+    transport = WatchedTransport(spec, on_eof, hooks.sole)
+    client = Client(transport, mode=mode, cache=None, **client_callbacks(hooks, spec.name))
     with anyio.CancelScope(deadline=anyio.current_time() + connect_timeout) as scope:
         try:
             async with client:

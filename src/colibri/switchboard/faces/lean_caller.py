@@ -82,7 +82,8 @@ class LeanCaller:
         if self._ask is not None:
             answer: ResultT = await self._ask(request, result_type)
             return answer
-        # A downstream's own request during a handshake-era call goes to the connection the SDK knows.
+        # A downstream's own request during a handshake-era call goes to the connection the SDK
+        # knows: on stdio, where the lean lane runs, the one connection, whose call this is.
         caller = self._default_caller()
         if caller is None:
             raise MCPError(INVALID_REQUEST, f"no client is connected to answer {request.method}")

@@ -5,21 +5,25 @@ tools/call tried once the answer is on its way, whichever lane carried the call,
 server's state. `/healthz` answers while the process serves; `/readyz` is 200 only when every
 enabled server has had its first verdict and at least one is routable; `/metrics` is the
 Prometheus text format. The registry is the board's own (not the process-global one), so two
-boards never mix their numbers.
+boards never mix their numbers; only the count of dropped messages (downstream/owners.py) is the
+process's, as the downstreams' own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from colibri.serving.bearer import Verify, token_required
+from colibri.switchboard.downstream import DROPS
 from colibri.switchboard.health import State, Transition
 from colibri.switchboard.routing import Answer, Observer, RoutedCall
 
@@ -58,6 +62,7 @@ class Metrics(Observer):
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.registry.register(_DropsCollector())
 
     def after_answer(self, call: RoutedCall, answer: Answer) -> None:
         if call.method != "tools/call":
@@ -83,6 +88,21 @@ class Metrics(Observer):
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _DropsCollector(Collector):
+    """Messages of the downstreams dropped because they belong to no single call (SPEC §21)."""
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "switchboard_dropped_messages",
+            "Messages of a downstream that belong to no single call in flight, dropped (kind: log, "
+            "sampling, elicitation, roots)",
+            labels=["server", "kind"],
+        )
+        for (server, kind), count in sorted(DROPS.counts.items()):
+            family.add_metric([server, kind], count)
+        yield family
 
 
 def probe_routes(readiness: Readiness, metrics: Metrics, verify: Verify | None = None) -> list[Route]:

@@ -1,9 +1,10 @@
 """The clients connected to the switchboard, as the downstreams' news and requests reach them.
 
-Handshake-era connections are remembered (bounded) as they speak: list_changed notifications, log
-messages and resource updates (to the connections subscribed to the URI) go to them, and a
-downstream's request made outside any call goes to the one that spoke last. A client request a
-downstream call serves is that call's `Caller` (`SessionCaller`).
+Handshake-era connections are remembered (bounded) as they speak: list_changed notifications and
+resource updates (to the connections subscribed to the URI) go to them. A client request a
+downstream call serves is that call's `Caller` (`SessionCaller`): the downstream's log messages and
+requests in the course of that call go to it alone (downstream/owners.py), never to another
+connection.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ class Peers:
             self._forget(forgotten)
 
     def latest(self) -> Caller | None:
-        """The connection that spoke last: it answers a downstream's request made outside any call."""
+        """The connection that spoke last. Only the stdio face's lean lane asks it (lean_caller.py):
+        there it is the one connection there is, the very client whose call it serves."""
         if not self._sessions:
             return None
         return SessionCaller(next(reversed(self._sessions.values())), None)

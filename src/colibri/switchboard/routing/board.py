@@ -67,16 +67,11 @@ class Switchboard:
         downstream.machine.subscribe(lambda transition: self.observers.moved(name, transition))
         downstream.on_change(lambda: self._changed_at(downstream))
         downstream.notified = self._notified
-        downstream.default_caller = self._default_caller
 
     def _changed_at(self, downstream: Downstream) -> None:
         # Its tools are shown to the observers first (pins): what is listed next takes their word.
         self.observers.listed(downstream.name, downstream.tools)
         self._mark_changed()
-
-    def _default_caller(self) -> Caller | None:
-        # Read at the time of the request: the MCP adapter sets `default_caller` after construction.
-        return self.default_caller()
 
     async def _notified(self, server: str, notification: types.ServerNotification) -> None:
         if self.notified is not None:
