@@ -1,4 +1,5 @@
-"""`colibri witness serve --http HOST:PORT --key FILE --db FILE --log "ORIGIN VKEY" ...` (SPEC §16)."""
+"""`colibri witness serve --http HOST:PORT --key FILE --db FILE --log "ORIGIN VKEY" ...` (SPEC §16),
+behind the checks of every HTTP face (SPEC §21): `--allow-host` names and the `COLIBRI_HTTP_*` limits."""
 
 from __future__ import annotations
 
@@ -40,9 +41,17 @@ def add_parser(commands: Any) -> None:
         metavar='"ORIGIN VKEY"',
         help="a log to follow: its checkpoint origin and its verifier key (repeatable)",
     )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name clients use to reach the witness (Host/Origin allow-list); repeatable",
+    )
 
 
 def run(args: argparse.Namespace, log_level: Any) -> int:
+    from colibri.cli.http_address import http_limits
     from colibri.core.errors import StorageError
     from colibri.domains.log.checkpoint import valid_origin
     from colibri.domains.log.keys import read_signer
@@ -67,13 +76,17 @@ def run(args: argparse.Namespace, log_level: Any) -> int:
                 "witness serve", f'--log {shown(value)}: no origin, or one named twice; "ORIGIN VKEY"'
             )
         followed[origin] = key
+    limits = http_limits("witness serve")
+    if limits is None:
+        return EXIT_USAGE
     import anyio
 
     from colibri.witness.serve import WitnessConfig, serve_witness
 
     logs.configure(log_level)
     try:
-        anyio.run(serve_witness, WitnessConfig(host, port, cosigner, Path(args.db), followed))
+        config = WitnessConfig(host, port, cosigner, Path(args.db), followed, args.allow_host, limits)
+        anyio.run(serve_witness, config)
     except StorageError as exc:
         print(f"colibri witness serve: cannot use {args.db}: {exc}", file=sys.stderr)
         return EXIT_USAGE

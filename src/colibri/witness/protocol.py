@@ -1,7 +1,8 @@
 """C2SP tlog-witness `add-checkpoint`: the request read strictly, the answer decided in the spec's order.
 
     400  the body is not `old N`, at most 63 base64 hash lines, a blank line and a checkpoint
-         (or it is over 1 MiB), or old N exceeds the checkpoint's size
+         (or it is over 1 MiB), a number in it has more than 20 digits (no uint64 has), or old N
+         exceeds the checkpoint's size
     404  the checkpoint's origin is not one of the logs this witness follows
     403  no valid signature by the log's key (or a line by that key whose signature fails)
     409  N is not the size of the latest checkpoint cosigned for the origin, or the checkpoint
@@ -31,6 +32,9 @@ from colibri.witness import state
 
 MAX_BODY_BYTES = 1 << 20
 MAX_PROOF_LINES = 63
+# A size is a uint64: 20 digits at most. Longer numbers are refused before int() is asked (which
+# refuses over 4,300 digits with a ValueError of its own, and spends quadratic time below that).
+MAX_DIGITS = 20
 TEXT = "text/plain; charset=utf-8"
 SIZE = "text/x.tlog.size"
 
@@ -64,7 +68,11 @@ def read_request(body: bytes) -> Request | Answer:
     lines = head.split("\n")
     old = _decimal(lines[0].removeprefix("old ")) if lines[0].startswith("old ") else None
     if old is None:
-        return Answer(400, "the request does not start with `old N`, N a decimal without leading zeroes\n")
+        return Answer(
+            400,
+            f"the request does not start with `old N`, N a decimal of at most {MAX_DIGITS} digits"
+            " without leading zeroes\n",
+        )
     if len(lines) - 1 > MAX_PROOF_LINES:
         return Answer(400, f"the request has more than {MAX_PROOF_LINES} consistency proof lines\n")
     proof = []
@@ -131,6 +139,11 @@ def _inconsistency(request: Request, checkpoint: Checkpoint, latest: state.Cosig
 
 
 def _decimal(text: str) -> int | None:
-    if not text.isascii() or not text.isdigit() or (len(text) > 1 and text[0] == "0"):
+    if (
+        not text.isascii()
+        or not text.isdigit()
+        or (len(text) > 1 and text[0] == "0")
+        or len(text) > MAX_DIGITS
+    ):
         return None
     return int(text)

@@ -1,9 +1,12 @@
 """The witness's HTTP face: `POST /add-checkpoint` (protocol.py) and the monitors' `GET
 /<sha256(origin) in hex>/checkpoint`, on serving.http.run_http.
 
-A request body is read up to 1 MiB and no further (a longer one is answered 400). Submissions
-are decided one at a time, in a worker thread, each in one write transaction of the witness's
-file: one submission per origin at a time, and the check of `old N` and the update are atomic.
+Every route is behind the checks every HTTP face has (`serving.guards`, SPEC §21): the Host/Origin
+allow-list (421/403), the `COLIBRI_HTTP_*` body cap (413) and arrival limit (408), the header
+timeout and the connection cap. Within them a request body is read up to 1 MiB and no further (a
+longer one is answered 400, as protocol.py says). Submissions are decided one at a time, in a
+worker thread, each in one write transaction of the witness's file: one submission per origin at a
+time, and the check of `old N` and the update are atomic.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -24,10 +28,15 @@ from starlette.routing import Route
 from colibri.core.database import Database
 from colibri.core.errors import StorageError
 from colibri.domains.log.note import Signer, Verifier
+from colibri.serving.guards import guarded
+from colibri.serving.hosts import AllowedHosts
 from colibri.serving.http import run_http
+from colibri.serving.http_limits import HttpLimits
 from colibri.witness import protocol, state
 
 log = logging.getLogger("colibri.witness")
+
+ADD_CHECKPOINT = "/add-checkpoint"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +46,11 @@ class WitnessConfig:
     cosigner: Signer
     db_path: Path
     logs: dict[str, Verifier]  # origin -> the log's verifier key
+    allowed_hosts: Sequence[str] = ()  # --allow-host: names clients reach the witness by
+    limits: HttpLimits = field(default_factory=HttpLimits)  # COLIBRI_HTTP_*
+
+    def hosts(self) -> AllowedHosts:
+        return AllowedHosts.for_bind(self.host, self.allowed_hosts)
 
 
 def witness_app(config: WitnessConfig, db: Database) -> Starlette:
@@ -75,7 +89,7 @@ def witness_app(config: WitnessConfig, db: Database) -> Starlette:
 
     return Starlette(
         routes=[
-            Route("/add-checkpoint", add_checkpoint, methods=["POST"]),
+            Route(ADD_CHECKPOINT, add_checkpoint, methods=["POST"]),
             Route("/{origin_hash:str}/checkpoint", latest, methods=["GET"]),
         ]
     )
@@ -91,7 +105,8 @@ async def serve_witness(config: WitnessConfig) -> None:
             config.port,
             len(config.logs),
         )
-        await run_http(witness_app(config, db), config.host, config.port)
+        web = guarded(witness_app(config, db), config.hosts(), config.limits, large_bodies=(ADD_CHECKPOINT,))
+        await run_http(web, config.host, config.port, config.limits)
     finally:
         db.close()
 

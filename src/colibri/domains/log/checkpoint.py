@@ -31,6 +31,9 @@ def valid_origin(origin: str) -> bool:
     return bool(origin) and origin.isprintable()
 
 
+MAX_SIZE_DIGITS = 20  # a size is a uint64
+
+
 def parse_body(text: str) -> Checkpoint:
     """The checkpoint a note's text states; NoteRejected when it is not a tlog-checkpoint."""
     if not text.endswith("\n"):
@@ -43,6 +46,8 @@ def parse_body(text: str) -> Checkpoint:
         raise NoteRejected("the checkpoint's origin line is empty or not printable")
     if not size_text.isascii() or not size_text.isdigit() or (size_text != "0" and size_text[0] == "0"):
         raise NoteRejected(f"the checkpoint's size {shown(size_text)} is not a decimal number")
+    if len(size_text) > MAX_SIZE_DIGITS:  # never handed to int(), which fails past 4,300 digits
+        raise NoteRejected(f"the checkpoint's size has {len(size_text)} digits; a uint64 has at most 20")
     try:
         root = base64.b64decode(root_text, validate=True)
     except (binascii.Error, ValueError):
