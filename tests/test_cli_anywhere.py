@@ -100,7 +100,7 @@ def test_where_each_option_goes(argv: list[str], parsed: dict[str, object]) -> N
             ["switchboard", "--http", "127.0.0.1:1", "status", "--config", "F"],
             "unrecognized arguments: --http",
         ),
-        (["switchboard", "pins", "--config", "F"], "required: list|approve"),
+        (["switchboard", "pins", "--config", "F"], "required: list|show|approve"),
         (["switchboard"], "required: --config"),
         (["log", "--db", "F"], "required: ACTION"),
     ],

@@ -1,4 +1,4 @@
-"""`colibri switchboard [run|status|pins list|pins approve SERVER.TOOL] --config FILE`'s arguments.
+"""`colibri switchboard [run|status|pins list|pins show|pins approve SERVER.TOOL] --config FILE`'s arguments.
 
 Each subcommand declares the options it takes (`--config` on every one), and `run` is the default
 (`colibri switchboard --config F` serves): cli/anywhere.py lets the options come before or after
@@ -52,14 +52,26 @@ def add_parser(commands: Any) -> None:
     _config(status)
     pins = actions.add_parser(
         "pins",
-        help="the audit store's tool pins: list, or approve a changed tool",
-        description="Show the audit store's tool pins, or approve a changed tool's new definition.",
+        help="the audit store's tool pins: list, show a change, or approve it",
+        description="List the audit store's tool pins, show a changed tool's diff, or approve its new "
+        "definition.",
     )
-    pins_actions = pins.add_subparsers(dest="pins_action", metavar="list|approve", required=True)
-    _config(pins_actions.add_parser("list", help="every pinned tool and its state"))
+    pins_actions = pins.add_subparsers(dest="pins_action", metavar="list|show|approve", required=True)
+    _config(pins_actions.add_parser("list", help="every pinned tool, its state and the fields that changed"))
+    show = pins_actions.add_parser(
+        "show", help="a tool's pin, and a unified diff of its pinned and listed definitions with both digests"
+    )
+    show.add_argument("tool", metavar="SERVER.TOOL", help="the tool, as the switchboard names it")
+    _config(show)
     approve = pins_actions.add_parser("approve", help="make a changed tool's definition its pin")
     approve.add_argument("tool", metavar="SERVER.TOOL", help="the changed tool, as the switchboard names it")
     _config(approve)
+    approve.add_argument(
+        "--sha256",
+        metavar="HEX",
+        help="the listed version to approve, as `pins show` prints it; refused when another is listed "
+        "(default: the version the last `pins show` displayed)",
+    )
     approve.add_argument("--by", metavar="NAME", help="who approves (default: the user running the command)")
 
 
@@ -68,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
     from colibri.switchboard.program import run as run_switchboard
 
     if args.action == "pins":
-        words = [args.pins_action, *([args.tool] if args.pins_action == "approve" else [])]
-        return pins_command(args.config, words, getattr(args, "by", None))
+        words = [args.pins_action, *([args.tool] if args.pins_action in ("show", "approve") else [])]
+        return pins_command(args.config, words, getattr(args, "by", None), getattr(args, "sha256", None))
     if args.action == "status":
         return run_switchboard("status", args.config, None)
     return run_switchboard(

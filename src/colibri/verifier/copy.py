@@ -39,6 +39,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("log_cosignatures", "checkpoint_id, witness_key"),
     ("log_witnesses", "witness_key"),
     ("tool_pins", "tool"),
+    ("pin_definitions", "tool, sha256"),
 )
 # Serial keys whose counter must continue after the copied rows (PostgreSQL sequences).
 COUNTERS = (

@@ -1,5 +1,5 @@
 """The `tool_pins` table on both backends: a tool pinned on its first listing (once, whoever lists
-it first), a differing definition noted once, and approval making it the pin."""
+it first), a differing definition noted once, and approval of that version making it the pin."""
 
 from __future__ import annotations
 
@@ -27,11 +27,12 @@ def test_a_tool_is_pinned_once_and_its_change_waits_for_approval(fresh_db: Datab
         "b" * 64,
         '{"name":"commit","x":1}',
         "t4",
+        seen_digest_version=pins.DIGEST_VERSION,
     )
     assert pin.changed
 
     with fresh_db.atomic() as conn:
-        before, after = pins.approve(conn, "git.commit", "ana", "t6")
+        before, after = pins.approve(conn, "git.commit", "ana", "t6", "b" * 64)
     assert before == pin
     assert after == pins.Pin("git.commit", "b" * 64, '{"name":"commit","x":1}', "t6", "ana")
     with fresh_db.snapshot() as conn:

@@ -9,10 +9,10 @@ rows.py      `Audit`, the observer that opens each attempt's row before it is se
              before the answer leaves
 digests.py   what a row keeps of a call: digests of the arguments and the answer, never the content
 pins.py      `Pins`, the observer that pins each tool's definition and withholds a changed one
-approval.py  `colibri switchboard pins list|approve`
+approval.py  `colibri switchboard pins list|show|approve`
 """
 
-from colibri.switchboard.audit.approval import APPROVE, approve, stored_pins
+from colibri.switchboard.audit.approval import APPROVE, approve, show_pin, stored_pins
 from colibri.switchboard.audit.pins import TOOL_CHANGED, Pins
 from colibri.switchboard.audit.rows import Audit, AuditFailed
 from colibri.switchboard.audit.store import AuditStore, AuditStoreError, StoreOptions, open_store
@@ -28,5 +28,6 @@ __all__ = [
     "StoreOptions",
     "approve",
     "open_store",
+    "show_pin",
     "stored_pins",
 ]

@@ -1,4 +1,5 @@
-"""`colibri switchboard pins list|approve --config F`: the pins read from the audit store, and a
+"""`colibri switchboard pins list|show|approve --config F`: the pins read from the audit store, one
+pin's changed definition shown to a person (noted, so that an approval is of what was shown), and a
 changed definition approved by a person — recorded as an `actions` row and log entry
 `switchboard:pins/approve` whose principal is the approver, with the tool and both digests as its
 arguments, in the same transaction as the approval itself.
@@ -34,13 +35,29 @@ def stored_pins(spec: AuditSpec) -> list[pins.Pin]:
         db.close()
 
 
-def approve(spec: AuditSpec, tool: str, by: str) -> tuple[pins.Pin, pins.Pin, int]:
-    """Approve the changed definition of `tool`; the pin before and after, and the log index of the
-    approval's entry. `pins.NothingToApprove` when there is nothing to approve."""
+def show_pin(spec: AuditSpec, tool: str) -> pins.Pin | None:
+    """The pin of `tool` (None: it has none), its changed definition noted as shown to a person."""
     db = _opened(spec)
     try:
         with db.atomic() as conn:
-            before, after = pins.approve(conn, tool, by, utc_now())
+            pin = pins.find_pin(conn, tool)
+            if pin is not None and pin.seen_sha256 is not None:
+                pins.mark_shown(conn, tool, pin.seen_sha256)
+        return pin
+    except StorageError as exc:
+        raise AuditStoreError(f"audit store {spec}: {exc}") from None
+    finally:
+        db.close()
+
+
+def approve(spec: AuditSpec, tool: str, by: str, sha256: str | None = None) -> tuple[pins.Pin, pins.Pin, int]:
+    """Approve the changed definition of `tool` — version `sha256`, or else the one `pins show`
+    displayed last; the pin before and after, and the log index of the approval's entry.
+    `pins.NothingToApprove` or `pins.NotTheReviewedVersion` when there is nothing to approve."""
+    db = _opened(spec)
+    try:
+        with db.atomic() as conn:
+            before, after = pins.approve(conn, tool, by, utc_now(), sha256)
             arguments = json.dumps(
                 {"tool": tool, "previous_sha256": before.sha256, "sha256": after.sha256},
                 sort_keys=True,

@@ -8,8 +8,11 @@ fields of the protocol's 2026 era that each era's wire adds or drops on its own 
 `ttlMs`, `cacheScope`), or of the JSON-RPC error object. Anyone holding the arguments or the
 answer recomputes the digest, however their JSON was written, and finds the row.
 
-A tool's pin is the SHA-256 of the JCS of its definition fields (name, title, description,
-inputSchema, outputSchema, annotations), as the downstream listed them.
+A tool's pin is the SHA-256 of the JCS of everything a client is shown of it, as the downstream
+listed it (SPEC §21): name, title, description, inputSchema, outputSchema, annotations, icons,
+`_meta`, execution — the whole `Tool` the switchboard passes on, so a field a later protocol adds
+is pinned too. That is digest version 2; version 1, before §21, left out the last three, and
+`legacy_digest` still computes it, so that a pin made then is re-pinned rather than read as changed.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pydantic import BaseModel
 
 from colibri.core.jcs import canonical, digest
 
-DEFINITION_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+LEGACY_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 ERA_FIELDS = frozenset({"resultType", "ttlMs", "cacheScope"})
 
 
@@ -53,10 +56,15 @@ def result_digest(result: BaseModel | dict[str, Any] | None, error: MCPError | N
 
 
 def definition(tool: types.Tool) -> tuple[str, str]:
-    """A tool's pinned fields as JCS text, and its SHA-256."""
-    listed = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-    text = canonical({key: listed[key] for key in DEFINITION_FIELDS if key in listed})
+    """Everything a client is shown of a tool as JCS text, and its SHA-256 (digest version 2)."""
+    text = canonical(tool.model_dump(by_alias=True, mode="json", exclude_none=True))
     return text, digest_of_text(text)
+
+
+def legacy_digest(tool: types.Tool) -> str:
+    """The digest version 1 gave a tool: its SHA-256 over LEGACY_FIELDS only."""
+    listed = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return digest_of_text(canonical({key: listed[key] for key in LEGACY_FIELDS if key in listed}))
 
 
 def digest_of_text(text: str) -> str:

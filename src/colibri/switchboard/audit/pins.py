@@ -12,7 +12,13 @@ The pins live in the store, so an approval made by the command reaches a running
 
 Each event is an `actions` row and log entry of its own, by principal `switchboard`:
 `switchboard:pins/pin` (ok), `switchboard:pins/changed` (denied when withheld, ok when served),
-with the tool and the digests as its arguments (definitions are not secret; they are in `tool_pins`).
+`switchboard:pins/repin` (ok: a pin of digest version 1 whose digest version 2 differs, re-pinned
+because its version-1 fields still match), with the tool and the digests as its arguments
+(definitions are not secret; their texts are in `tool_pins` and `pin_definitions`).
+
+What a person reads of a change — the fields that differ and a diff of the texts — comes from
+`changed_fields` and `diffs()`: the diff goes to `/status` only, never into `switchboard_status`,
+whose reader is an agent the changed text may have been written to mislead.
 """
 
 from __future__ import annotations
@@ -33,8 +39,9 @@ from colibri.core.errors import StorageError
 from colibri.core.reasons import WITHHELD
 from colibri.domains.log.api import log_action
 from colibri.domains.pins import api as pins
+from colibri.domains.pins.api import DIGEST_VERSION
 from colibri.storage.audit_log import EVENT, FinishedCall, insert_finished
-from colibri.switchboard.audit.digests import definition
+from colibri.switchboard.audit.digests import definition, legacy_digest
 from colibri.switchboard.audit.writer import Writer
 from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.routing import Observer, Refusal, RoutedCall
@@ -56,6 +63,8 @@ class Pins(Observer):
         self.mode = mode
         self._pins = {pin.tool: pin for pin in stored}
         self._listed: dict[str, str] = {}  # server.tool -> the digest of the definition listed now
+        self._texts: dict[str, str] = {}  # server.tool -> the definition listed now
+        self._repinned: dict[str, str] = {}  # server.tool -> the digest a version-1 pin got here
         self._seen: dict[str, Mapping[str, types.Tool]] = {}  # server -> the tools last looked at
         self._config_path = config_path
         self._lists_changed: Callable[[], None] = lambda: None
@@ -65,7 +74,12 @@ class Pins(Observer):
     def changed(self, tool: str) -> pins.Pin | None:
         """The pin of `tool` when the definition listed now is another one."""
         pin, listed = self._pins.get(tool), self._listed.get(tool)
-        return pin if pin is not None and listed is not None and listed != pin.sha256 else None
+        if pin is None or listed is None or listed == pin.sha256:
+            return None
+        # A version-1 pin re-pinned here as this very definition: the store's copy (read again by
+        # follow()) may lag while the write waits.
+        repinned = pin.digest_version < DIGEST_VERSION and self._repinned.get(tool) == listed
+        return None if repinned else pin
 
     def hides(self, principal: str | None, name: str) -> str | None:
         if self.mode != "block" or (pin := self.changed(name)) is None:
@@ -83,9 +97,11 @@ class Pins(Observer):
         )
 
     def _hint(self, pin: pins.Pin, tool: str) -> str:
+        command = f"colibri switchboard pins {{}} --config {self._config_path} {tool}"
         return (
-            f"pinned sha256 {pin.sha256[:12]}..., listed {self._listed[tool][:12]}...; approve it with "
-            f"`colibri switchboard pins approve --config {self._config_path} {tool}`"
+            f"pinned sha256 {pin.sha256[:12]}..., listed {self._listed[tool][:12]}...; a person reviews it "
+            f"with `{command.format('show')}` and approves it with "
+            f"`{command.format('approve')} --sha256 {self._listed[tool]}`"
         )
 
     def report(self) -> dict[str, Any]:
@@ -96,13 +112,27 @@ class Pins(Observer):
                 "tool": tool,
                 "pinned_sha256": pin.sha256,
                 "listed_sha256": self._listed[tool],
-                "approve": f"colibri switchboard pins approve --config {self._config_path} {tool}",
+                "changed_fields": pins.changed_fields(pin.definition, self._texts[tool]),
+                "approve": f"colibri switchboard pins approve --config {self._config_path} {tool} "
+                f"--sha256 {self._listed[tool]}",
             }
             for tool in sorted(self._listed)
             if (pin := self.changed(tool)) is not None
         ]
         key = "withheld_tools" if self.mode == "block" else "changed_tools"
         return {"pins": self.mode, key: changed}
+
+    def diffs(self) -> dict[str, str]:
+        """Each changed tool's unified diff from its pinned definition to the one listed now."""
+        if self.mode == "off":
+            return {}
+        return {
+            tool: pins.unified_diff(
+                tool, (pin.sha256, pin.definition), (self._listed[tool], self._texts[tool])
+            )
+            for tool in sorted(self._listed)
+            if (pin := self.changed(tool)) is not None
+        }
 
     # --- the listings -----------------------------------------------------------------------------
 
@@ -123,8 +153,19 @@ class Pins(Observer):
             text, sha256 = definition(tool)
             if self._listed.get(full) == sha256:
                 continue
-            self._listed[full] = sha256
+            self._listed[full], self._texts[full] = sha256, text
             pin = self._pins.get(full)
+            # Once per tool and process: a copy of the pin read again before the re-pin was
+            # written must not re-pin whatever is listed next.
+            if (
+                pin is not None
+                and pin.digest_version < DIGEST_VERSION
+                and full not in self._repinned
+                and legacy_digest(tool) == pin.sha256
+            ):
+                self._repinned[full] = sha256
+                self._repin(full, pin, sha256, text)
+                continue
             if pin is None:
                 self._pins[full] = pins.Pin(full, sha256, text, utc_now(), pins.FIRST_LISTING)
                 self._record(full, "pin", {"sha256": sha256}, "ok", _pin_first(full, sha256, text))
@@ -141,6 +182,24 @@ class Pins(Observer):
                 digests = {"pinned_sha256": pin.sha256, "listed_sha256": sha256}
                 outcome = "denied" if withheld else "ok"
                 self._record(full, "changed", digests, outcome, _note(full, sha256, text))
+
+    def _repin(self, tool: str, pin: pins.Pin, sha256: str, text: str) -> None:
+        """A pin made by digest version 1 whose fields still match: pinned again as version 2, so
+        an upgrade does not withhold every tool that has icons, `_meta` or execution."""
+        self._pins[tool] = replace(pin, sha256=sha256, definition=text, digest_version=DIGEST_VERSION)
+        change = _repinned(tool, pin.sha256, sha256, text)
+        if sha256 == pin.sha256:  # it has none of the fields version 1 left out: same digest
+            self._writer.submit(change, f"the digest version of the pin of {tool}")
+            return
+        log.info(
+            "%s: pinned again as digest version %d (icons, _meta and execution now pinned too): "
+            "its version-1 fields match the pin; sha256 %s -> %s",
+            tool,
+            DIGEST_VERSION,
+            pin.sha256,
+            sha256,
+        )
+        self._record(tool, "repin", {"previous_sha256": pin.sha256, "sha256": sha256}, "ok", change)
 
     def _record(
         self,
@@ -192,8 +251,14 @@ def _all_pins(db: Database) -> list[pins.Pin]:
 
 
 def _pin_first(tool: str, sha256: str, text: str) -> Change:
-    return lambda conn: pins.pin_first(conn, tool, sha256, text, utc_now())
+    return lambda conn: pins.pin_first(conn, tool, sha256, text, utc_now(), version=DIGEST_VERSION)
 
 
 def _note(tool: str, sha256: str, text: str) -> Change:
-    return lambda conn: pins.note_change(conn, tool, sha256, text, utc_now())
+    return lambda conn: pins.note_change(conn, tool, sha256, text, utc_now(), version=DIGEST_VERSION)
+
+
+def _repinned(tool: str, previous: str, sha256: str, text: str) -> Change:
+    return lambda conn: pins.repin(
+        conn, tool, previous, sha256, definition=text, at=utc_now(), version=DIGEST_VERSION
+    )

@@ -5,7 +5,7 @@ cli.py           `colibri switchboard [run|status]` and `colibri token create --
 serve.py         the board, its observers, its reloads and its faces, run over stdio or HTTP
 reload.py        SIGHUP and --watch: a new config applied as a difference
 status_table.py  `colibri switchboard status`'s table
-pins.py          `colibri switchboard pins list|approve`: the audit store's tool pins
+pins.py          `colibri switchboard pins list|show|approve`: the audit store's tool pins
 """
 
 from colibri.switchboard.program.cli import create_token, run
