@@ -8,6 +8,7 @@ from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl
 
 from colibri.serving.bearer import Verify
+from colibri.switchboard.audit import Pins
 from colibri.switchboard.faces.serving import Serving
 from colibri.switchboard.faces.status_page import status_routes
 from colibri.switchboard.faces.tokens import TokensFile
@@ -26,9 +27,10 @@ def token_check(options: Serving) -> Verify | None:
     return known
 
 
-def status_page(board: Switchboard, options: Serving) -> list[Any]:
-    """GET /status for people (SPEC §13), behind the same tokens as /mcp when there are any."""
-    return status_routes(board.status, token_check(options))
+def status_page(board: Switchboard, options: Serving, pins: Pins | None = None) -> list[Any]:
+    """GET /status for people (SPEC §13), behind the same tokens as /mcp when there are any; with
+    pins, each changed tool's diff (SPEC §21)."""
+    return status_routes(board.status, token_check(options), None if pins is None else pins.diffs)
 
 
 def auth_for(options: Serving, host: str, port: int) -> dict[str, Any]:

@@ -1,14 +1,16 @@
 """`GET /status` on the switchboard's HTTP face: each server's state for the people in charge (SPEC §13).
 
 The page renders `status.snapshot` (what `switchboard_status` returns): state, last checks,
-failures, cooldown left and a timeline of transitions. Plain HTML that refreshes itself; with a
-tokens file a token is asked for once and kept in an HttpOnly, SameSite=Strict cookie, as for
-`colibri ui`.
+failures, cooldown left and a timeline of transitions, and each withheld (or, with "pins": "warn",
+changed) tool's fields that changed and the unified diff of its pinned and listed definitions
+(SPEC §21) — a downstream's text, escaped like everything else on the page. Plain HTML that
+refreshes itself; with a tokens file a token is asked for once and kept in an HttpOnly,
+SameSite=Strict cookie, as for `colibri ui`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -25,6 +27,7 @@ COOKIE = "colibri_switchboard_token"
 REFRESH_S = 2
 
 Snapshot = Callable[[], dict[str, Any]]
+Diffs = Callable[[], Mapping[str, str]]  # changed tool -> unified diff of its definitions
 Verify = Callable[[str], Awaitable[bool]]
 
 _templates = Environment(
@@ -35,13 +38,14 @@ _templates = Environment(
 )
 
 
-def render_status(status: dict[str, Any]) -> str:
+def render_status(status: dict[str, Any], diffs: Mapping[str, str] | None = None) -> str:
     page = _templates.get_template("status.html")
-    return page.render(status=status, version=__version__, refresh=REFRESH_S)
+    return page.render(status=status, diffs=diffs or {}, version=__version__, refresh=REFRESH_S)
 
 
-def status_routes(snapshot: Snapshot, verify: Verify | None) -> list[Route]:
-    """`/status` (and its sign-in form when `verify` is given: tokens are required)."""
+def status_routes(snapshot: Snapshot, verify: Verify | None, diffs: Diffs | None = None) -> list[Route]:
+    """`/status` (and its sign-in form when `verify` is given: tokens are required); `diffs` gives
+    the changed tools' diffs, which only this page shows (never `switchboard_status`, read by agents)."""
 
     async def allowed(request: Request) -> bool:
         if verify is None:
@@ -53,7 +57,8 @@ def status_routes(snapshot: Snapshot, verify: Verify | None) -> list[Route]:
     async def status(request: Request) -> Response:
         if not await allowed(request):
             return RedirectResponse("/status/login", status_code=303)
-        return HTMLResponse(render_status(snapshot()), headers={"Cache-Control": "no-store"})
+        shown = render_status(snapshot(), None if diffs is None else diffs())
+        return HTMLResponse(shown, headers={"Cache-Control": "no-store"})
 
     async def login_form(request: Request) -> Response:
         return HTMLResponse(_templates.get_template("status_login.html").render(message=None))

@@ -158,17 +158,22 @@ async def _serve_stdio(board: Switchboard, metrics: Metrics, serving: Serving) -
 async def serve_http(gateway: Gateway, options: Serving) -> None:
     """Serve Streamable HTTP at http://HOST:PORT/mcp (and the probes) until SIGINT or SIGTERM."""
     async with gateway.kept():
-        await _serve_http(gateway.board, gateway.metrics, options)
+        await _serve_http(gateway.board, gateway.metrics, options, gateway.pins)
 
 
-async def _serve_http(board: Switchboard, metrics: Metrics, options: Serving) -> None:
+async def _serve_http(
+    board: Switchboard, metrics: Metrics, options: Serving, pins: Pins | None = None
+) -> None:
     assert options.http is not None
     host, port = options.http
     limits = options.http_limits
     listener = listen(host, port)  # a bad address is one line and exit 2, before anything starts
     hosts = AllowedHosts.for_bind(host)
     server = build_server(board)
-    routes = [*probe_routes(board.readiness, metrics, token_check(options)), *status_page(board, options)]
+    routes = [
+        *probe_routes(board.readiness, metrics, token_check(options)),
+        *status_page(board, options, pins),
+    ]
     app = server.streamable_http_app(
         host=host,
         transport_security=hosts.transport_security(),
