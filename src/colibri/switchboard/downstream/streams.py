@@ -23,6 +23,7 @@ from colibri.pipes import ProcessTransport
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.downstream.lanes import DownstreamLane
 from colibri.switchboard.downstream.owners import WireOwners
+from colibri.switchboard.downstream.stderr import MaskedStderr
 from colibri.switchboard.downstream.watched import Judge, WatchedReadStream
 
 # The SDK's own defaults for its HTTP client: a long read timeout, as a server may hold a stream open.
@@ -46,7 +47,8 @@ ATTEMPT: ContextVar[Attempt | None] = ContextVar("colibri_switchboard_attempt", 
 class WatchedTransport:
     """The SDK transport for `spec`, with a read stream that reports its own end.
 
-    A stdio downstream also gets a lean lane (`lane`, see lanes.py) beside the SDK on its pipes.
+    A stdio downstream also gets a lean lane (`lane`, see lanes.py) beside the SDK on its pipes,
+    and, when its entry holds secrets, its stderr masked on the way to ours (stderr.py).
     """
 
     def __init__(
@@ -54,6 +56,7 @@ class WatchedTransport:
     ) -> None:
         self._on_eof = on_eof
         self.lane: DownstreamLane | None = None
+        self._stderr: MaskedStderr | None = None
         # How a call-bound message is tied to its call (owners.py). Streamable HTTP needs nothing:
         # what arrives on a request's own response stream is read in its sender's context.
         self._judge: Judge | None = None
@@ -70,12 +73,21 @@ class WatchedTransport:
                 command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
             )
             self._inner = ProcessTransport(params)
+            if spec.hidden:
+                self._params, self._stderr = params, MaskedStderr(spec.name, spec.hidden)
             self._eof_reason = "the process exited (its stdout closed)"
             self.lane = DownstreamLane(WireOwners(sole))
             self._judge = self.lane.judged.owner_of
 
     async def __aenter__(self) -> tuple[WatchedReadStream, Any]:
-        read_stream, write_stream = await self._inner.__aenter__()
+        if self._stderr is not None:
+            self._inner = ProcessTransport(self._params, stderr=self._stderr.open())
+            try:
+                read_stream, write_stream = await self._inner.__aenter__()
+            finally:
+                self._stderr.spawned()
+        else:
+            read_stream, write_stream = await self._inner.__aenter__()
         if self.lane is not None:
             self.lane.attach(write_stream)
             read_stream.divert = self.lane
