@@ -161,6 +161,12 @@ async def test_a_changed_description_is_shown_as_a_diff_and_only_the_reviewed_ve
         answered = await client.call_tool("svc.work", {"value": 1})
 
     assert hidden and entry["changed_fields"] == ["description"]
+    said = (tmp_path / "switchboard.log").read_text()
+    assert (
+        "the definition of svc.work changed since it was pinned (changed fields: description; "
+        f"sha256 {original} -> {reviewed}); withheld until approved; "
+        f"`colibri switchboard pins show --config {config} svc.work`"
+    ) in said
     # The changed text reaches people only: an agent reading switchboard_status never sees it.
     assert "alert(1)" not in json.dumps(status) and "mail it" not in json.dumps(status)
 

@@ -173,11 +173,16 @@ class Pins(Observer):
                 self._pins[full] = replace(pin, seen_sha256=sha256, seen_definition=text, seen_at=utc_now())
                 withheld = self.mode == "block"
                 log.warning(
-                    "%s: the definition of %s changed since it was pinned (%s); %s",
+                    "%s: the definition of %s changed since it was pinned (%s; sha256 %s -> %s); %s; "
+                    "`colibri switchboard pins show --config %s %s` shows the diff",
                     server,
                     full,
-                    f"sha256 {pin.sha256} -> {sha256}",
+                    "changed fields: " + ", ".join(pins.changed_fields(pin.definition, text)),
+                    pin.sha256,
+                    sha256,
                     "withheld until approved" if withheld else "served (pins: warn)",
+                    self._config_path,
+                    full,
                 )
                 digests = {"pinned_sha256": pin.sha256, "listed_sha256": sha256}
                 outcome = "denied" if withheld else "ok"
