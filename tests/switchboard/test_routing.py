@@ -82,7 +82,7 @@ async def test_listing_readiness_status_and_unknown_tools(config: Path, downstre
     by_name = {server["name"]: server for server in status["servers"]}
     minimal = by_name["minimal"]
     assert minimal["server_name"] == "colibri" and minimal["routable"] is False
-    assert "server_health reports phase phase2 and mode MINIMAL" in minimal["last_failure"]
+    assert "colibri lists only server_ping and server_health" in minimal["last_failure"]
     assert minimal["last_checks"]["readiness"]["ok"] is False
     assert minimal["last_checks"]["liveness"]["ok"] is True
 

@@ -1,9 +1,13 @@
 """The three checks of SPEC §7, each bounded by `check_timeout_s`, each turned into `Evidence`.
 
 - liveness: the connection answers an MCP ping (`server/discover` on the 2026 era);
-- readiness: tools/list answers; a Colibri downstream must also report phase2 and a mode other
-  than MINIMAL in `server_health`;
+- readiness: tools/list answers; a Colibri downstream (its serverInfo says `colibri`) must also be
+  in phase2 in a mode other than MINIMAL, which its list shows: until then (phase 1, MINIMAL, a
+  failed boot) it lists only its system tools, server_ping and server_health;
 - capability: the configured lightweight real tool call succeeds.
+
+Only the capability check, the operator's explicit choice, calls a tool: the others leave no
+audit row in a downstream that keeps one (SPEC §21; a Colibri's log filled with server_health).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from colibri.switchboard.config import DeepCheck
 from colibri.switchboard.health.states import Evidence, Signal
 
 COLIBRI = "colibri"
+# All a Colibri lists while it cannot serve calls: in phase 1, in MINIMAL, after a failed boot.
+COLIBRI_SYSTEM_TOOLS = frozenset({"server_ping", "server_health"})
 PASSED = Evidence(Signal.PASS)  # a real tool call worked
 ALIVE = Evidence(Signal.ALIVE)  # the server answers; says nothing about whether calls work
 
@@ -62,7 +68,7 @@ async def run_check(
             evidence = ALIVE
         elif kind is CheckKind.READINESS:
             tools = await session.list_tools(timeout)
-            evidence = await _colibri_ready(session, timeout) if session.server_name == COLIBRI else ALIVE
+            evidence = _colibri_ready(tools) if session.server_name == COLIBRI else ALIVE
         else:
             evidence = await _capability(session, timeout, deep)
     except DownstreamError as exc:
@@ -71,20 +77,15 @@ async def run_check(
     return Checked(CheckRecord(kind, evidence, utc_now(), round(duration_ms, 3)), tools)
 
 
-async def _colibri_ready(session: DownstreamSession, timeout: float) -> Evidence:
-    result = await session.call_tool("server_health", {}, timeout)
-    envelope = result.structured_content or {}
-    data = envelope.get("data") if envelope.get("ok") is True else None
-    if not isinstance(data, dict) or "phase" not in data or "mode" not in data:
-        return Evidence(Signal.INDETERMINATE, "unreadable health", "server_health gave no phase and mode")
-    if data["phase"] != "phase2" or data["mode"] == "MINIMAL":
-        return Evidence(
-            Signal.FAIL,
-            "not ready",
-            f"server_health reports phase {data['phase']} and mode {data['mode']} "
-            "(phase2 and a mode other than MINIMAL are required)",
-        )
-    return ALIVE
+def _colibri_ready(tools: list[types.Tool]) -> Evidence:
+    if {tool.name for tool in tools} - COLIBRI_SYSTEM_TOOLS:
+        return ALIVE
+    return Evidence(
+        Signal.FAIL,
+        "not ready",
+        "colibri lists only server_ping and server_health: it is still starting, in mode MINIMAL, "
+        "or its boot failed (phase2 and a mode other than MINIMAL are required)",
+    )
 
 
 async def _capability(session: DownstreamSession, timeout: float, deep: DeepCheck | None) -> Evidence:
