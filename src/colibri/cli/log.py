@@ -4,7 +4,7 @@ colibri key generate --name NAME --out FILE
 colibri key show FILE
 colibri key rotate --from OLD_FILE --to NEW_FILE
 colibri checkpoint
-colibri log entries [--from I] [--to J]
+colibri log entries [--from I] [--to J] [--rows]
 colibri log find --record SEQ | --action CORRELATION_ID
 colibri prove inclusion INDEX [--size N]
 colibri prove consistency OLD NEW
@@ -98,6 +98,12 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     )
     entries.add_argument("--from", dest="first", type=int, metavar="I", help="first index (default 0)")
     entries.add_argument("--to", dest="last", type=int, metavar="J", help="last index (default: the last)")
+    entries.add_argument(
+        "--rows",
+        action="store_true",
+        help="after each hash (tab-separated): its index, what it logs (action #N, record #N) and, for a "
+        "call, its principal, tool, outcome and a refusal's reason: message",
+    )
     entries.add_argument("--db", metavar="PATH", help=_DB_HELP)
     entries.add_argument("--db-url", metavar="URL", help=_URL_HELP)
     find = log_commands.add_parser(
@@ -181,7 +187,7 @@ def run(args: argparse.Namespace, config: Config) -> int | None:
     if args.command == "log" and args.log_command == "find":
         return commands.log_find(db, args.record, args.action)
     if args.command == "log":
-        return commands.log_entries(db, args.first, args.last)
+        return commands.log_entries(db, args.first, args.last, rows=args.rows)
     if args.command == "prove" and args.prove_command == "inclusion":
         return commands.prove_inclusion(db, args.index, args.size)
     if args.command == "prove":

@@ -11,23 +11,47 @@ import sys
 from pathlib import Path
 
 from colibri.cli.log_store import Unusable, log_store, usage
+from colibri.core.reasons import LONGEST_MESSAGE
+from colibri.core.shown import shown
 from colibri.domains.log import tree
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK
+from colibri.storage.audit_read import ActionSummary, action_summaries
 
 
-def log_entries(db_path: Path | str, first: int | None, last: int | None) -> int:
-    """Print entry hashes first..last (inclusive), one lowercase hex hash a line."""
+def log_entries(db_path: Path | str, first: int | None, last: int | None, rows: bool = False) -> int:
+    """Print entry hashes first..last (inclusive), one lowercase hex hash a line; with `rows`, each
+    followed by what it logs (`entry_line`)."""
     try:
         with log_store(db_path) as db, db.snapshot() as conn:
             size = tree.size(conn)
             lo, hi = 0 if first is None else first, size - 1 if last is None else last
             if lo < 0 or hi >= size or (lo > hi and size):
                 raise Unusable(f"the log has entries 0..{size - 1}; --from {lo} --to {hi} is outside it")
-            for entry in tree.entries(conn, lo, hi):
-                sys.stdout.write(entry.entry_hash.hex() + "\n")
+            entries = tree.entries(conn, lo, hi)
+            if not rows:
+                for entry in entries:
+                    sys.stdout.write(entry.entry_hash.hex() + "\n")
+                return EXIT_OK
+            numbers = [entry.ref for entry in entries if entry.kind == "action"]
+            calls = action_summaries(conn, min(numbers), max(numbers)) if numbers else {}
+            for entry in entries:
+                sys.stdout.write(entry_line(entry, calls.get(entry.ref) if entry.kind == "action" else None))
     except Unusable as exc:
         return usage("log entries", str(exc))
     return EXIT_OK
+
+
+def entry_line(entry: tree.Entry, call: ActionSummary | None) -> str:
+    """One line of `log entries --rows`, tab-separated, the hash first (so `cut -f1` gives the plain
+    list): index, what it logs (`action #12`, `record #3`) and, for a call, its principal, tool and
+    outcome, and a refusal's reason and message. Names are escaped (core/shown.py): a name's
+    CR/LF or bidi characters never forge a line or reorder one."""
+    fields = [entry.entry_hash.hex(), str(entry.index), f"{entry.kind} #{entry.ref}"]
+    if call is not None:
+        fields += [shown(call.principal), shown(call.tool), call.outcome]
+        if call.reason is not None:
+            fields.append(shown(f"{call.reason}: {call.reason_message or ''}", longest=2 * LONGEST_MESSAGE))
+    return "\t".join(fields) + "\n"
 
 
 def prove_inclusion(db_path: Path | str, index: int, size: int | None) -> int:

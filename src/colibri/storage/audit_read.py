@@ -18,6 +18,7 @@ class ActionRow:
     outcome: str
     started_at: str
     duration_ms: float | None
+    reason: str | None = None  # why it was refused (SPEC §21); None also on a store from before 0030
 
 
 def list_actions(
@@ -29,9 +30,11 @@ def list_actions(
     principal: str | None = None,
     outcome: str | None = None,
     tool_like: str | None = None,
+    events: bool = True,
 ) -> list[ActionRow]:
     """Up to `limit` actions with sequence_no below `before` (all when None), newest first,
-    matching every filter given; `tool_like` is a LIKE pattern (escape `\\`, any case).
+    matching every filter given; `tool_like` is a LIKE pattern (escape `\\`, any case); without
+    `events`, the switchboard's own events (outcome `event`: pins, approvals) are left out.
     Walks the primary key backwards: no scan of the whole table."""
     clauses = ["sequence_no < ?"]
     params: list[object] = [2**63 - 1 if before is None else before]
@@ -42,8 +45,11 @@ def list_actions(
     if tool_like is not None:
         clauses.append(f"tool {conn.dialect.like} ? ESCAPE '\\'")
         params.append(tool_like)
+    if not events:
+        clauses.append("outcome != 'event'")
+    reason = "reason" if _has_reason(conn) else "NULL"
     rows = conn.tuples(
-        "SELECT sequence_no, correlation_id, tool, principal, outcome, started_at, duration_ms"
+        f"SELECT sequence_no, correlation_id, tool, principal, outcome, started_at, duration_ms, {reason}"
         f" FROM actions WHERE {' AND '.join(clauses)} ORDER BY sequence_no DESC LIMIT ?",
         (*params, limit),
     )
@@ -64,6 +70,8 @@ class StoredAction:
     started_at: str
     duration_ms: float | None
     trace_id: str | None  # None also where the store has no trace_id column yet
+    reason: str | None = None  # why it was refused, and its message (SPEC §21, 0030)
+    reason_message: str | None = None
 
 
 def get_action(conn: Connection, sequence_no: int) -> StoredAction | None:
@@ -71,9 +79,36 @@ def get_action(conn: Connection, sequence_no: int) -> StoredAction | None:
     (SPEC §17 adds it), so the page works on stores from before it and after."""
     columns = {str(row[0]) for row in conn.execute(conn.dialect.table_columns, ("actions",))}
     trace = "trace_id" if "trace_id" in columns else "NULL"
+    why = "reason, reason_message" if "reason" in columns else "NULL, NULL"
     row = conn.tuples(
         "SELECT sequence_no, correlation_id, tool, principal, arguments, outcome, result_hash, started_at,"
-        f" duration_ms, {trace} FROM actions WHERE sequence_no = ?",
+        f" duration_ms, {trace}, {why} FROM actions WHERE sequence_no = ?",
         (sequence_no,),
     ).fetchone()
     return None if row is None else StoredAction(*row)
+
+
+def _has_reason(conn: Connection) -> bool:
+    """Whether the store has 0030's columns (a page reads stores from before it too)."""
+    return any(str(row[0]) == "reason" for row in conn.execute(conn.dialect.table_columns, ("actions",)))
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSummary:
+    """What `colibri log entries --rows` prints of a call beside its entry's hash."""
+
+    principal: str
+    tool: str
+    outcome: str
+    reason: str | None
+    reason_message: str | None
+
+
+def action_summaries(conn: Connection, first: int, last: int) -> dict[int, ActionSummary]:
+    """The calls numbered first..last, by number: one range scan of the primary key."""
+    why = "reason, reason_message" if _has_reason(conn) else "NULL, NULL"
+    rows = conn.tuples(
+        f"SELECT sequence_no, principal, tool, outcome, {why} FROM actions WHERE sequence_no BETWEEN ? AND ?",
+        (first, last),
+    )
+    return {int(row[0]): ActionSummary(*row[1:]) for row in rows}

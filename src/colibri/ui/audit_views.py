@@ -26,8 +26,12 @@ def tool_pattern(tool: str) -> str:
     return literal + "%"
 
 
-def audit_page(db: Database, before: int | None, filters: dict[str, str | None]) -> dict[str, Any]:
-    """A page of audited calls, newest first, with the filters given (the tool's: `tool_pattern`)."""
+def audit_page(
+    db: Database, before: int | None, filters: dict[str, str | None], events: bool = False
+) -> dict[str, Any]:
+    """A page of audited calls, newest first, with the filters given (the tool's: `tool_pattern`).
+    The switchboard's own events (pins, approvals: outcome `event`) are shown only with `events`
+    or when the outcome filter asks for them (SPEC §21): dozens of pin rows would bury the calls."""
     tool = filters.get("tool")
     exact = {name: value for name, value in filters.items() if name != "tool"}
     with db.snapshot() as conn:
@@ -36,6 +40,7 @@ def audit_page(db: Database, before: int | None, filters: dict[str, str | None])
             before=before,
             limit=PAGE + 1,
             tool_like=None if tool is None else tool_pattern(tool),
+            events=events or filters.get("outcome") == "event",
             **exact,
         )
     more = len(rows) > PAGE
@@ -45,6 +50,7 @@ def audit_page(db: Database, before: int | None, filters: dict[str, str | None])
         "before": rows[-1].sequence_no if more else None,
         "filters": filters,
         "given": [(name, value) for name, value in filters.items() if value],
+        "events": events,
     }
 
 

@@ -71,7 +71,8 @@ class Content:
         params = parse_query(request.scope["query_string"])
         before = position(limited(params, "before"))
         filters = {name: limited(params, name) for name in ("tool", "principal", "outcome")}
-        data = await self._reader.read(lambda db: audit_views.audit_page(db, before, filters))
+        events = limited(params, "events") == "1"  # the switchboard's own events too (pins, approvals)
+        data = await self._reader.read(lambda db: audit_views.audit_page(db, before, filters, events))
         return render("audit.html", refresh=REFRESH_S, title="Audit", request_before=before, **data)
 
     async def call(self, request: Request) -> Response:

@@ -10,6 +10,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.responses import HTMLResponse
 
 from colibri import __version__
+from colibri.core.shown import shown
 from colibri.ui.times import local_zone, time_tag
 from colibri.ui.values import field_value, pretty_json
 
@@ -19,7 +20,9 @@ _templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_templates.filters.update(when=time_tag, field_value=field_value, pretty_json=pretty_json)
+# `shown`: a name a client or a downstream chose, its controls and bidi characters escaped
+# (core/shown.py); HTML escaping alone would leave them to reorder the page around them.
+_templates.filters.update(when=time_tag, field_value=field_value, pretty_json=pretty_json, shown=shown)
 
 # The name of the token the request being answered was signed in with (None: no sign-in, as
 # under --no-auth). Set once where the token is checked (pages.py), so that every page's header,
