@@ -25,6 +25,7 @@ from colibri.switchboard.base.contracts import (
 from colibri.switchboard.base.errors import (
     HANDLER_ERROR,
     INVALID_PARAMS,
+    RATE_LIMITED,
     SERVICE_UNAVAILABLE,
     UNKNOWN_TOOL,
     UPSTREAM_ERROR,
@@ -53,6 +54,7 @@ from colibri.switchboard.base.failures import (
 __all__ = [
     "HANDLER_ERROR",
     "INVALID_PARAMS",
+    "RATE_LIMITED",
     "SERVICE_UNAVAILABLE",
     "UNKNOWN_TOOL",
     "UPSTREAM_ERROR",

@@ -1,7 +1,7 @@
 """Running the switchboard: the board, its reloads and its faces together, over stdio or HTTP.
 
 The observers every routed call passes are composed here, once (`observers`), in the order each is
-asked: who may call what, a changed tool withheld, how often, the audit row (SPEC §15), metrics.
+asked: how often, who may call what, a changed tool withheld, the audit row (SPEC §15), metrics.
 With an audit store its duties run beside the board, and it is closed (its shutdown checkpoint
 made) after the last answer.
 """
@@ -75,10 +75,10 @@ def observers(
     config: SwitchboardConfig, metrics: Metrics, audit: Audit | None, pins: Pins | None
 ) -> list[Observer]:
     """Every observer of the routed calls, in the order each is asked (the first refusal wins)."""
-    chosen: list[Observer] = [Policies(config)]
+    # The rate limit first: a call any other observer refuses has cost its caller (SPEC §21).
+    chosen: list[Observer] = [Limiter(config), Policies(config)]
     if pins is not None:
         chosen.append(pins)
-    chosen.append(Limiter(config))
     if audit is not None:
         chosen.append(audit)
     return [*chosen, metrics]

@@ -1,23 +1,37 @@
-"""`RateLimits`: how often a token, and each tool, may be called (SPEC §15, `rate_limits`).
+"""`RateLimits`: how often a token, and each tool, may be called (SPEC §15 and §21, `rate_limits`).
 
 Each token (every principal, `local` included) has a bucket of `per_token.burst` calls that
-refills at `calls_per_minute`; each tool named in `per_tool` has one bucket shared by every caller.
-A call takes one from each bucket that applies, and only when all of them have one: over the limit
-it is not forwarded and gets RATE_LIMITED with `details.retry_after_s`, the seconds until it would
-be admitted; the audit records it as denied. A reload with other limits starts their buckets full.
+refills at `calls_per_minute`; each key of `per_tool` has one bucket, shared by every caller and
+by every name the key matches (a key may be a glob: `"open.*"` is the open server's tools together).
+Over a limit a call is not forwarded and gets RATE_LIMITED with `details.retry_after_s`, the
+seconds until it would be admitted; the audit records it as denied, reason `rate_limit`.
+
+Refusals cost the caller too, so that a flood of bad calls is soon refused cheaply: the token's
+bucket is taken from first (the limiter is the first observer asked), before a policy or a pin
+may refuse the call, and a call refused before admission (an unknown or over-long name) takes
+from it as well (`refused`). A `per_tool` key counts every call that reaches a tool it matches,
+whatever name it came by: the name the client asked (`server.tool`, a fallback capability,
+`server:resources/read`) at admission, and each entry a capability's call is sent to at
+`before_send` — so `cap` → `open.echo` counts against `open.echo`'s limit. A reload with other
+limits starts their buckets full.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from colibri.core.shown import shown
+from colibri.switchboard.base import RATE_LIMITED
 from colibri.switchboard.config import Limit, RateLimits, SwitchboardConfig
-from colibri.switchboard.routing.observers import Observer, Refusal, RoutedCall
+from colibri.switchboard.routing.observers import Observer, Refusal, RoutedCall, Sending
 
-RATE_LIMITED = "RATE_LIMITED"
+__all__ = ["RATE_LIMITED", "Bucket", "Limiter"]
+
+_GLOB = frozenset("*?[")
 
 
 @dataclass(slots=True)
@@ -36,39 +50,69 @@ class Bucket:
 
 
 class Limiter(Observer):
-    """The buckets of `rate_limits`, taken from at admission."""
+    """The buckets of `rate_limits`, taken from at admission and before each entry is sent."""
 
     def __init__(self, config: SwitchboardConfig, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._limits: RateLimits = config.rate_limits
         self._buckets: dict[tuple[str, str], Bucket] = {}
+        self._split()
 
     def reconfigured(self, config: SwitchboardConfig) -> None:
         if config.rate_limits != self._limits:
             self._limits, self._buckets = config.rate_limits, {}
+            self._split()
+
+    def _split(self) -> None:
+        per_tool = self._limits.per_tool or {}
+        self._exact = {key: limit for key, limit in per_tool.items() if _GLOB.isdisjoint(key)}
+        self._globs = [(key, limit) for key, limit in per_tool.items() if not _GLOB.isdisjoint(key)]
 
     def admit(self, call: RoutedCall) -> Refusal | None:
+        return self._take(call, call.subject, with_token=True)
+
+    def refused(self, call: RoutedCall) -> Refusal | None:
+        return self._take(call, None, with_token=True)
+
+    def before_send(self, call: RoutedCall, target: str) -> Sending:
+        if target == call.subject or not (self._exact or self._globs):
+            return None  # counted at admission under the name asked
+        return self._take(call, target, with_token=False)
+
+    def _keys(self, name: str) -> list[tuple[str, Limit]]:
+        """Every `per_tool` key that matches `name`, with its limit."""
+        exact = self._exact.get(name)
+        matched = [] if exact is None else [(name, exact)]
+        matched += [(key, limit) for key, limit in self._globs if fnmatch.fnmatchcase(name, key)]
+        return matched
+
+    def _take(self, call: RoutedCall, name: str | None, *, with_token: bool) -> Refusal | None:
+        """One from each bucket that applies, only when all of them have one; else the refusal."""
         limits = self._limits
         applying: list[tuple[str, Bucket]] = []
         now = self._clock()
-        if limits.per_token is not None:
+        if with_token and limits.per_token is not None:
             applying.append(
                 ("rate_limits.per_token", self._bucket("token", call.principal, limits.per_token, now))
             )
-        tool_limit = None if limits.per_tool is None else limits.per_tool.get(call.subject)
-        if tool_limit is not None:
-            where = f'rate_limits.per_tool["{call.subject}"]'
-            applying.append((where, self._bucket("tool", call.subject, tool_limit, now)))
-        waits = [(bucket.wait(now), where, bucket.limit) for where, bucket in applying]
-        wait, where, limit = max(waits, default=(0.0, "", None), key=lambda item: item[0])
-        if wait <= 0 or limit is None:
+        for key, limit in [] if name is None else self._keys(name):
+            applying.append((f'rate_limits.per_tool["{key}"]', self._bucket("tool", key, limit, now)))
+        if not applying:
+            return None
+        wait, where, limit = max(
+            ((bucket.wait(now), where, bucket.limit) for where, bucket in applying), key=lambda item: item[0]
+        )
+        if wait <= 0:
             for _, bucket in applying:
                 bucket.tokens -= 1.0
             return None
         retry_after_s = math.ceil(wait * 1000) / 1000
+        asked = (
+            shown(call.subject) if name is None or name == call.subject else f"{shown(call.subject)} → {name}"
+        )
         return Refusal(
             RATE_LIMITED,
-            f"{call.subject} by {call.principal!r} is over {where}: {limit.calls_per_minute:g} calls per "
+            f"{asked} by {call.principal!r} is over {where}: {limit.calls_per_minute:g} calls per "
             f"minute (bursts of {limit.burst}); it was not sent, retry in {retry_after_s:g} s",
             {"retry_after_s": retry_after_s, "limit": where, "principal": call.principal},
         )

@@ -5,7 +5,9 @@ A routed request (a `tools/call`, a `resources/read`, a `prompts/get`) is a `Rou
 `Route` (route.py; asked.py for the other two) asks each observer, in order, at four moments:
 
 - `admit(call)`: before anything is sent. A `Refusal` stops it (policy, rate limits, a withheld
-  tool): the client gets it as a Pattern A error and no downstream is asked.
+  tool): the client gets it as a Pattern A error and no downstream is asked. A call refused
+  before admission (an unknown or over-long name) is shown to `refused(call)` instead, so that it
+  still costs its caller (the rate limit may refuse it in place of the unknown-tool answer).
 - `before_send(call, target)`: an entry (`server.tool`, `server:resources/read`, ...) is about to
   be asked. The audit opens its row here, committed before anything leaves: a `Refusal` (the row
   cannot be written) stops the call unsent; an awaitable holds the sending until it is done
@@ -125,6 +127,9 @@ class Observer:
     def admit(self, call: RoutedCall) -> Refusal | None:
         return None
 
+    def refused(self, call: RoutedCall) -> Refusal | None:
+        return None
+
     def before_send(self, call: RoutedCall, target: str) -> Sending:
         return None
 
@@ -171,6 +176,7 @@ class Observers:
     def __init__(self, observers: Sequence[Observer] = ()) -> None:
         self.all = tuple(observers)
         self._admit = _overriding(observers, "admit")
+        self._refused = _overriding(observers, "refused")
         self._send = _overriding(observers, "before_send")
         self._hides = _overriding(observers, "hides")
         self._before = _overriding(observers, "before_answer")
@@ -183,6 +189,14 @@ class Observers:
     def admit(self, call: RoutedCall) -> Refusal | None:
         for observer in self._admit:
             refusal = observer.admit(call)
+            if refusal is not None:
+                return refusal
+        return None
+
+    def refused(self, call: RoutedCall) -> Refusal | None:
+        """A call refused before admission, shown to those who count it: their refusal, if any."""
+        for observer in self._refused:
+            refusal = observer.refused(call)
             if refusal is not None:
                 return refusal
         return None

@@ -34,27 +34,21 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from colibri.core.shown import shown, too_long
 from colibri.switchboard.base import (
     HANDLER_ERROR,
-    SERVICE_UNAVAILABLE,
     Caller,
     CallTimedOut,
     DownstreamError,
     PeerError,
     envelopes,
+    refusal_reason,
 )
-from colibri.switchboard.config import STATUS_TOOL, Target
+from colibri.switchboard.config import Target
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.health import Ticket
-from colibri.switchboard.routing.failures import reason, upstream_error
-from colibri.switchboard.routing.observers import (
-    Answer,
-    Observers,
-    Outcome,
-    Refusal,
-    RoutedCall,
-    Tried,
-)
+from colibri.switchboard.routing.failures import reason, too_long_name, unavailable, upstream_error
+from colibri.switchboard.routing.observers import Answer, Observers, Outcome, Refusal, RoutedCall, Tried
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -115,8 +109,13 @@ class Route:
     # --- deciding ----------------------------------------------------------------------------------
 
     def start(self) -> Step:
-        own = self._own(self.call.name, self._found)
+        name = self.call.name
+        if too_long(name):  # no tool has such a name: refused before anything looks it up
+            return self._refused(self._observers.refused(self.call) or too_long_name(name), Outcome.DENIED)
+        own = self._own(name, self._found)
         if own is not None:
+            if own.outcome is Outcome.DENIED and (limited := self._observers.refused(self.call)):
+                return self._refused(limited, Outcome.DENIED)
             return own
         refusal = self._observers.admit(self.call)
         if refusal is not None:
@@ -272,27 +271,22 @@ class Route:
             if isinstance(said, Refusal):
                 return self._stopped(attempt, said)
             return Clearing(attempt, said)
-        envelope = envelopes.error(
-            SERVICE_UNAVAILABLE,
-            f"{self.call.name} is unavailable: {'; '.join(r['reason'] for r in self._reasons)}. "
-            f"Try again later or call {STATUS_TOOL} for details",
-            schemas=self._schemas(self._chain),
-            tool=self.call.name,
-            reasons=self._reasons,
-        )
+        envelope = unavailable(self.call.name, self._reasons, self._schemas(self._chain))
         return Answer(Outcome.UNAVAILABLE, envelope, tried=tuple(self._tried))
 
     def _refused(self, refusal: Refusal, outcome: Outcome) -> Answer:
-        details = {"tool": self.call.name} | refusal.details
+        name = self.call.name
+        details = {"tool": shown(name) if too_long(name) else name} | refusal.details
         schemas = self._schemas(self._chain)
         envelope = envelopes.error(refusal.code, refusal.message, schemas=schemas, **details)
         return Answer(outcome, envelope, tried=tuple(self._tried))
 
     def _stopped(self, attempt: Attempt, refusal: Refusal) -> Answer:
-        """An observer would not let the attempt go (the audit row could not be written): nothing is
-        sent, the ticket goes back, and the call ends with the refusal."""
+        """An observer would not let the attempt go (the entry's rate limit: denied; no audit row: an
+        error): nothing is sent, the ticket goes back, and the call ends with the refusal."""
         attempt.downstream.machine.release(attempt.ticket)
-        return self._refused(refusal, Outcome.ERROR)
+        denied = refusal_reason(refusal.code, refusal.details) is not None
+        return self._refused(refusal, Outcome.DENIED if denied else Outcome.ERROR)
 
     def _tried_at(self, attempt: Attempt, outcome: str) -> None:
         target = attempt.target
