@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp.server.auth.settings import AuthSettings
@@ -30,7 +31,20 @@ def token_check(options: Serving) -> Verify | None:
 def status_page(board: Switchboard, options: Serving, pins: Pins | None = None) -> list[Any]:
     """GET /status for people (SPEC §13), behind the same tokens as /mcp when there are any; with
     pins, each changed tool's diff (SPEC §21)."""
-    return status_routes(board.status, token_check(options), None if pins is None else pins.diffs)
+    return status_routes(board.router.status_for, token_name(options), None if pins is None else pins.diffs)
+
+
+def token_name(options: Serving) -> Callable[[str], Awaitable[str | None]] | None:
+    """The name of a token of the tokens file (None for another); None when serving without tokens."""
+    if options.tokens is None:
+        return None
+    tokens_file = TokensFile(options.tokens)
+
+    async def named(token: str) -> str | None:
+        found = await tokens_file.verify_token(token)
+        return None if found is None else found.client_id
+
+    return named
 
 
 def auth_for(options: Serving, host: str, port: int) -> dict[str, Any]:

@@ -1,7 +1,10 @@
 """The MCP face of the switchboard: the SDK's low-level `Server`, over stdio or Streamable HTTP.
 
-Every tools/call, resources/read and prompts/get goes to the board with who asked (the token's name
-over HTTP, `local` otherwise); the board routes it as it routes the lean lane's calls.
+Every request a client makes of a downstream (tools/call, resources/read, prompts/get,
+completion/complete, resources/subscribe and unsubscribe, logging/setLevel, subscriptions/listen)
+goes to the board with who asked (the token's name over HTTP, `local` otherwise), through the same
+admission, rate limits and audit rows as the lean lane's calls; lists show each principal only what
+it may call, and a resource update reaches only subscribers whose principal may read its server.
 
 tools/list_changed reaches handshake-era clients as a notification on their connection and
 2026-era clients through `subscriptions/listen` (the SDK's listen handler and subscription bus).
@@ -24,14 +27,13 @@ from mcp.server.subscriptions import (
     ResourcesListChanged,
     ToolsListChanged,
 )
-from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from colibri import __version__
 from colibri.serving.tracing import sdk_middleware
 from colibri.switchboard.base import INVALID_PARAMS, envelopes
-from colibri.switchboard.faces.listening import listen_handler, publishing
+from colibri.switchboard.faces.listening import Readers, listen_handler, publishing
 from colibri.switchboard.faces.peers import CHANGED, Peers, SessionCaller
 from colibri.switchboard.faces.rounds import InputRounds, capabilities_of
 from colibri.switchboard.routing import LOCAL, Switchboard
@@ -45,6 +47,7 @@ def build_server(board: Switchboard) -> Gateway:
     """The low-level server whose tools are the switchboard's."""
     bus = InMemorySubscriptionBus()
     peers = Peers()
+    readers = Readers()
     rounds = InputRounds(SERVER_NAME)
 
     async def list_tools(
@@ -103,20 +106,18 @@ def build_server(board: Switchboard) -> Gateway:
     async def subscribe(
         ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        passthrough.owner(params.uri)
-        if peers.subscribe(ctx, params.uri):
-            try:
-                await passthrough.subscribe(params.uri)
-            except MCPError:
-                peers.unsubscribe(ctx, params.uri)
-                raise
+        uri, principal = params.uri, principal_of(ctx)
+        readers.remember(Peers.key(ctx), principal)
+        await passthrough.subscribe_for(
+            uri, principal, lambda: peers.subscribe(ctx, uri), lambda: peers.unsubscribe(ctx, uri)
+        )
         return types.EmptyResult()
 
     async def unsubscribe(
         ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        if peers.unsubscribe(ctx, params.uri):
-            await passthrough.unsubscribe(params.uri)
+        uri = params.uri
+        await passthrough.unsubscribe_for(uri, principal_of(ctx), lambda: peers.unsubscribe(ctx, uri))
         return types.EmptyResult()
 
     async def list_prompts(
@@ -132,12 +133,12 @@ def build_server(board: Switchboard) -> Gateway:
     async def complete(
         ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
-        return await passthrough.complete(params)
+        return await passthrough.complete(params, principal_of(ctx))
 
     async def set_level(
         ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        await passthrough.set_level(params.level)
+        await passthrough.set_level(params.level, principal_of(ctx))
         return types.EmptyResult()
 
     server = Gateway(
@@ -149,7 +150,7 @@ def build_server(board: Switchboard) -> Gateway:
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_subscriptions_listen=listen_handler(bus, peers, passthrough),
+        on_subscriptions_listen=listen_handler(bus, peers, passthrough, principal_of),
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
@@ -172,7 +173,7 @@ def build_server(board: Switchboard) -> Gateway:
     server.rounds = rounds
     board.on_tools_changed(tools_changed)
     board.on_lists_changed(lists_changed)
-    board.notified = publishing(bus, peers.downstream_notified)
+    board.notified = publishing(bus, readers.delivering(peers, board.passthrough))
     board.default_caller = peers.latest
     return server
 

@@ -86,6 +86,10 @@ class Peers:
         self._subscribed.pop(uri, None)
         return True
 
+    def holders(self, uri: str) -> set[str]:
+        """Who holds a subscription to `uri` now (connections and listen streams)."""
+        return set(self._subscribed.get(uri, ()))
+
     def _forget(self, key: str) -> None:
         for holders in self._subscribed.values():
             holders.discard(key)

@@ -5,7 +5,8 @@ failures, cooldown left and a timeline of transitions, and each withheld (or, wi
 changed) tool's fields that changed and the unified diff of its pinned and listed definitions
 (SPEC §21) — a downstream's text, escaped like everything else on the page. Plain HTML that
 refreshes itself; with a tokens file a token is asked for once and kept in an HttpOnly,
-SameSite=Strict cookie, as for `colibri ui`.
+SameSite=Strict cookie, as for `colibri ui`. A token with a policy sees only the servers and tools
+it may call (routing's `status_for`).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from colibri.serving.origin import same_origin_post
 COOKIE = "colibri_switchboard_token"
 REFRESH_S = 2
 
-Snapshot = Callable[[], dict[str, Any]]
+Snapshot = Callable[[str], dict[str, Any]]  # the status as one principal may see it
 Diffs = Callable[[], Mapping[str, str]]  # changed tool -> unified diff of its definitions
-Verify = Callable[[str], Awaitable[bool]]
+Verify = Callable[[str], Awaitable[str | None]]  # a token's name, None for no token of ours
 
 _templates = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -43,21 +44,25 @@ def render_status(status: dict[str, Any], diffs: Mapping[str, str] | None = None
     return page.render(status=status, diffs=diffs or {}, version=__version__, refresh=REFRESH_S)
 
 
-def status_routes(snapshot: Snapshot, verify: Verify | None, diffs: Diffs | None = None) -> list[Route]:
-    """`/status` (and its sign-in form when `verify` is given: tokens are required); `diffs` gives
-    the changed tools' diffs, which only this page shows (never `switchboard_status`, read by agents)."""
+def status_routes(
+    snapshot: Snapshot, verify: Verify | None, diffs: Diffs | None = None, anonymous: str = "local"
+) -> list[Route]:
+    """`/status` (and its sign-in form when `verify` is given: tokens are required; without, the page
+    is what `anonymous` may see); `diffs` gives the changed tools' diffs, which only this page shows
+    (never `switchboard_status`, read by agents)."""
 
-    async def allowed(request: Request) -> bool:
+    async def principal(request: Request) -> str | None:
         if verify is None:
-            return True
+            return anonymous
         header = request.headers.get("authorization", "")
         token = header[7:].strip() if header.lower().startswith("bearer ") else request.cookies.get(COOKIE)
-        return bool(token) and await verify(token or "")
+        return await verify(token) if token else None
 
     async def status(request: Request) -> Response:
-        if not await allowed(request):
+        who = await principal(request)
+        if who is None:
             return RedirectResponse("/status/login", status_code=303)
-        shown = render_status(snapshot(), None if diffs is None else diffs())
+        shown = render_status(snapshot(who), None if diffs is None else diffs())
         return HTMLResponse(shown, headers={"Cache-Control": "no-store"})
 
     async def login_form(request: Request) -> Response:
@@ -69,7 +74,7 @@ def status_routes(snapshot: Snapshot, verify: Verify | None, diffs: Diffs | None
             return PlainTextResponse("sign in from this server's own form", status_code=403)
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         token = (form.get("token") or [""])[0].strip()
-        if verify is None or not token or not await verify(token):
+        if verify is None or not token or await verify(token) is None:
             refused = _templates.get_template("status_login.html")
             return HTMLResponse(refused.render(message="That token is not valid here."), status_code=401)
         response = RedirectResponse("/status", status_code=303)
