@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from colibri.core.principals import reserved
 from colibri.runtime.config import Config, ConfigError
 from colibri.serving.exits import EXIT_USAGE
 
@@ -57,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _create_problem(args: argparse.Namespace) -> str | None:
+    if (taken := reserved(args.name)) is not None:
+        return f"{taken}; choose another name"
     if args.file is not None and (args.scope is not None or args.expires_days is not None):
         return "--file writes a switchboard tokens file, which has no --scope or --expires-days; drop them"
     if args.file is None and args.scope is None:

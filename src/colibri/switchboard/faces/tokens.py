@@ -16,6 +16,7 @@ from pathlib import Path
 from mcp.server.auth.provider import AccessToken
 
 from colibri.core import tokens
+from colibri.core.principals import reserved
 from colibri.switchboard.base import ConfigError
 
 log = logging.getLogger("colibri.switchboard")
@@ -34,6 +35,7 @@ class TokensFile:
         self.path = Path(path)
         self._entries: list[Entry] = []
         self._stamp: tuple[int, int] | None = None
+        self.refused: list[str] = []  # why each line naming a reserved principal was left out
 
     def create(self, name: str) -> str:
         """Append a new token named `name`; the token itself is returned once and stored nowhere."""
@@ -66,14 +68,23 @@ class TokensFile:
 
     def _read(self) -> list[Entry]:
         entries: list[Entry] = []
+        self.refused = []
         for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 item = json.loads(line)
-                entries.append(Entry(str(item["name"]), str(item["sha256"])))
+                entry = Entry(str(item["name"]), str(item["sha256"]))
             except (ValueError, KeyError, TypeError):
                 log.warning("%s line %d: not a token entry; ignored", self.path, number)
+                continue
+            if (taken := reserved(entry.name)) is not None:
+                # Refused at start (exit 2: `refused`); one added while serving is refused all the same.
+                self.refused.append(f"{self.path} line {number}: {taken}")
+                if self._stamp is not None:
+                    log.warning("%s; its token is refused", self.refused[-1])
+                continue
+            entries.append(entry)
         return entries
 
     async def verify_token(self, token: str) -> AccessToken | None:

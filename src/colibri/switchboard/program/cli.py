@@ -88,6 +88,11 @@ def run(
             refuse_if_others_may_write(Path(options.tokens))
         except UnsafeFile as exc:
             return _usage(str(exc))
+    if options.tokens is not None:
+        tokens_file = TokensFile(options.tokens)
+        tokens_file.entries()
+        if tokens_file.refused:  # a token named local or switchboard would pass for the gateway's own
+            return _usage(f"{tokens_file.refused[0]}; remove or rename that line")
     store = None
     if config.audit is not None:
         try:
