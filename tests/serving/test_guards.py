@@ -109,7 +109,7 @@ async def test_bodies_are_capped_per_path_before_they_are_read() -> None:
 async def test_a_declared_oversize_body_is_refused_before_any_of_it_is_sent() -> None:
     async with served() as base:
         port = int(base.rsplit(":", 1)[1])
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
             raw.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 300000000\r\n\r\n")
             # headers and body may come in two segments (TCP_NODELAY): read until the server closes
             answer = await anyio.to_thread.run_sync(_read_all, raw)
