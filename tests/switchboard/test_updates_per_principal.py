@@ -10,6 +10,7 @@ naming a resource of a server its policy denies, and the refusal is a `denied` r
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator
@@ -47,6 +48,7 @@ pytestmark = [
 ]
 
 OPEN_URI = "fault://open/status"
+OTHER_URI = "fault://other/status"
 ARCHITECTURE = "demo://resource/static/document/architecture.md"
 HEALTH = {"liveness_s": 0.5, "readiness_s": 60, "check_timeout_s": 5, "restart_backoff_s": 0.2}
 
@@ -142,3 +144,50 @@ async def test_a_listen_stream_naming_a_denied_server_is_refused_and_recorded(tm
     rows = [(row["tool"], row["outcome"], row["reason"]) for row in calls(tmp_path / "audit" / "gateway.db")]
     assert ("evil:subscriptions/listen", "denied", "policy:local") in rows
     assert ("open:subscriptions/listen", "ok", None) in rows
+
+
+def _rewrite(config: Path, raw: dict[str, Any]) -> None:
+    """A new config in place for --watch, its modification time moved on if the clock has not ticked."""
+    old = config.stat()
+    config.write_text(json.dumps(raw))
+    new = config.stat()
+    if new.st_mtime_ns == old.st_mtime_ns:
+        os.utime(config, ns=(new.st_atime_ns, old.st_mtime_ns + 1_000_000))
+
+
+async def test_a_listen_stream_hears_only_servers_its_principal_may_read_now(tmp_path: Path) -> None:
+    tokens_file = tmp_path / "tokens.jsonl"
+    create_token("unused", tokens_file)
+    auth = {"tokens_file": str(tokens_file), "policies": {"local": {"deny": ["evil.*"]}}}
+    downstreams = Downstreams(tmp_path)
+    servers = {"open": downstreams.fault("open"), "other": downstreams.fault("other")}
+    config = write_config(tmp_path, servers, health=HEALTH, auth=auth)
+    denies = json.loads(config.read_text())
+    denies["auth"]["policies"]["local"]["deny"].append("open:resources/read")  # its tools stay callable
+    heard: list[str] = []
+    changed = anyio.Event()
+
+    async with switchboard(config, mode="auto", extra_args=["--watch"]) as client:
+        await wait_for_state(client, "open", "HEALTHY", timeout=30)
+        await wait_for_state(client, "other", "HEALTHY", timeout=30)
+        uris = [OPEN_URI, OTHER_URI]
+        async with client.listen(resource_subscriptions=uris) as stream, anyio.create_task_group() as tasks:
+
+            async def hear() -> None:
+                async for event in stream:
+                    heard.append(event.uri)
+                    changed.set()
+
+            tasks.start_soon(hear)
+            _rewrite(config, denies)
+            with anyio.fail_after(30):
+                while OPEN_URI in {r.uri for r in (await client.list_resources()).resources}:
+                    await anyio.sleep(0.05)
+            await client.call_tool("open.touch", {})
+            await client.call_tool("other.touch", {})
+            # The servers' updates reach the stream in the order they were sent: once other's has
+            # arrived, open's would have.
+            with anyio.fail_after(10):
+                await changed.wait()
+            tasks.cancel_scope.cancel()
+    assert heard == [OTHER_URI]
