@@ -9,7 +9,7 @@ gateway.py the audited gateway's sections (SPEC §15): audit, pins, auth.policie
 """
 
 from colibri.switchboard.config.expand import expand, expand_servers
-from colibri.switchboard.config.gateway import SERVER_METHODS, AuditSpec, Limit, Policy, RateLimits
+from colibri.switchboard.config.gateway import SERVER_METHODS, AuditSpec, Limit, Policy, RateLimits, unmatched
 from colibri.switchboard.config.load import load, parse
 from colibri.switchboard.config.model import (
     STATUS_TOOL,
@@ -36,4 +36,5 @@ __all__ = [
     "expand_servers",
     "load",
     "parse",
+    "unmatched",
 ]

@@ -15,7 +15,7 @@ Relative paths (`db`, `signing_key`) are relative to the config file's folder. `
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
@@ -182,7 +182,8 @@ def policies(raw: Mapping[str, RawPolicy]) -> dict[str, Policy]:
 def rate_limits(raw: RawRateLimits, known: Callable[[str], bool]) -> RateLimits:
     per_tool = {}
     for name, limit in raw.per_tool.items():
-        if not known(name):
+        # A glob (`open.*`, `*.search`) is checked by `unmatched`: one that matches nothing is a warning.
+        if not any(char in name for char in "*?[") and not known(name):
             raise ConfigError(
                 f'rate_limits.per_tool["{name}"]',
                 "expected a tool as the switchboard lists it: server.tool (a configured server), a "
@@ -195,3 +196,36 @@ def rate_limits(raw: RawRateLimits, known: Callable[[str], bool]) -> RateLimits:
 
 def _limit(raw: RawLimit) -> Limit:
     return Limit(raw.calls_per_minute, raw.burst or max(1, int(raw.calls_per_minute)))
+
+
+def unmatched(
+    servers: Iterable[str], capabilities: Iterable[str], policies: Mapping[str, Policy], limits: RateLimits
+) -> list[str]:
+    """One warning line for each policy glob and `per_tool` key that can match nothing the config
+    holds: no configured server answers its server part (before the first `.` or `:`) and no
+    fallback capability its whole. Tools are not listed yet when a config is loaded, so a glob over
+    a server's tools (`open.*`) is judged by the server alone; a key naming an unknown server
+    exactly is an error already (`rate_limits`)."""
+    servers, capabilities = list(servers), list(capabilities)
+
+    def matches_nothing(glob: str) -> bool:
+        cut = min((at for at in (glob.find("."), glob.find(":")) if at >= 0), default=len(glob))
+        server = glob[:cut]
+        return not any(fnmatch.fnmatchcase(name, server) for name in servers) and not any(
+            fnmatch.fnmatchcase(name, glob) for name in capabilities
+        )
+
+    lines = [
+        f"auth.policies.{token}.{field}: {glob!r} matches no configured server or capability; it "
+        f"{'admits' if field == 'allow' else 'denies'} nothing"
+        for token, policy in policies.items()
+        for field, globs in (("allow", policy.allow or ()), ("deny", policy.deny))
+        for glob in globs
+        if matches_nothing(glob)
+    ]
+    lines += [
+        f'rate_limits.per_tool["{key}"] matches no configured server or capability; it limits nothing'
+        for key in limits.per_tool or {}
+        if matches_nothing(key)
+    ]
+    return lines

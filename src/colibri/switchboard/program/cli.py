@@ -31,6 +31,7 @@ from colibri.switchboard.base import ConfigError
 from colibri.switchboard.config import SwitchboardConfig, load
 from colibri.switchboard.downstream import CONNECT_TIMEOUT_S
 from colibri.switchboard.faces import Serving, TokensFile
+from colibri.switchboard.program.reload import warn_unmatched
 from colibri.switchboard.program.serve import board_for, serve_http, serve_stdio
 from colibri.switchboard.program.status_table import table
 
@@ -49,6 +50,7 @@ def run(
         config = load(config_path)
     except ConfigError as exc:
         return _usage(f"{config_path}: {exc}")
+    warn_unmatched(config)
     address = metrics_address = None
     try:
         if http is not None:

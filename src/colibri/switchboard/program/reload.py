@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 
 from colibri.switchboard.base import ConfigError
-from colibri.switchboard.config import load
+from colibri.switchboard.config import SwitchboardConfig, load, unmatched
 from colibri.switchboard.routing import Switchboard
 
 log = logging.getLogger("colibri.switchboard")
@@ -38,6 +38,7 @@ async def reload_from(board: Switchboard, path: str) -> bool:
     except ConfigError as exc:
         log.error("reload refused, the running config stays: %s: %s", path, exc)
         return False
+    warn_unmatched(config)
     if config.audit != board.config.audit:
         # The store is opened (and its key checked) before anything is served; it is not swapped live.
         log.warning(
@@ -72,3 +73,10 @@ def _stamp(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return stat.st_mtime_ns, stat.st_size
+
+
+def warn_unmatched(config: SwitchboardConfig) -> None:
+    """One warning line per policy glob or per_tool key of a loaded config that matches nothing."""
+    servers = [spec.name for spec in config.servers]
+    for line in unmatched(servers, config.fallbacks, config.policies, config.rate_limits):
+        log.warning("%s", line)
