@@ -170,7 +170,11 @@ class Passthrough:
                 by_server.setdefault(self.owner(uri).name, []).append(uri)
             except MCPError:
                 continue
-        for server, named in by_server.items():
+        # The servers the principal may not use first: a refused stream leaves no row saying `ok`.
+        hidden = self._observers.hides
+        for server, named in sorted(
+            by_server.items(), key=lambda item: not hidden(principal, f"{item[0]}:{LISTEN}")
+        ):
             call = RoutedCall(server, {"resource_subscriptions": named}, principal, LISTEN)
             await asked(self._observers, call, partial(self._named, server), _nothing, types.EmptyResult)
 
