@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from colibri import __version__
+from colibri.core.shown import shown
 from colibri.serving.origin import same_origin_post
 
 COOKIE = "colibri_switchboard_token"
@@ -37,6 +38,8 @@ _templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+# Names a downstream chose (its tools', its serverInfo's) with control and bidi characters escaped.
+_templates.filters["shown"] = shown
 
 
 def render_status(status: dict[str, Any], diffs: Mapping[str, str] | None = None) -> str:

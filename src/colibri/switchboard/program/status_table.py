@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from colibri.core.reasons import message
 from colibri.switchboard.health import CheckKind
 
 
@@ -47,10 +48,11 @@ def _failures(failures: dict[str, int]) -> str:
 
 def _reason(server: dict[str, Any]) -> str:
     """The last failure's reason; for a server that is not HEALTHY and never failed, why not."""
+    # A downstream's own words may hold CR/LF or bidi characters: escaped (one line), they stay in their cell.
     if server["last_failure"]:
-        return str(server["last_failure"])
+        return message(str(server["last_failure"]))
     if server["state"] != "HEALTHY" and server["transitions"]:
-        return str(server["transitions"][-1]["reason"])
+        return message(str(server["transitions"][-1]["reason"]))
     return "-"
 
 
