@@ -48,9 +48,15 @@ class BodyLimit:
             return
         limit, variable = self.limit_for(scope["path"])
         too_large = f"request body over {limit} bytes, the most {scope['path']} accepts (set by {variable})"
-        declared = Headers(scope=scope).get("content-length", "")  # h11 has checked it is a number
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length", "")  # h11 has checked it is a number
         if declared.isdigit() and int(declared) > limit:
             await _refuse(413, too_large, scope, receive, send)
+            return
+        if declared in ("", "0") and "transfer-encoding" not in headers:
+            # No body (a GET, a probe): nothing to cap or wait for. An event stream's first
+            # receive (listening for the client's end) may come long after the deadline.
+            await self.app(scope, receive, send)
             return
         await _Deferred(self, scope, receive, send, limit=limit, too_large=too_large).run()
 
