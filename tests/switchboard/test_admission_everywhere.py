@@ -54,7 +54,7 @@ METHODS = (
     "resources/unsubscribe",
     "logging/setLevel",
 )
-POLICIES = {"opener": {"allow": ["open.*"]}, "noevil": {"deny": ["evil.*"]}}
+POLICIES = {"opener": {"allow": ["open.*"], "deny": ["open.touch"]}, "noevil": {"deny": ["evil.*"]}}
 
 
 def _config(tmp_path: Path, tokens_file: Path, policies: dict[str, Any]) -> Path:
@@ -111,6 +111,7 @@ async def _view(client: Client, page: str) -> dict[str, Any]:
         "prompts": {prompt.name for prompt in (await client.list_prompts()).prompts},
         "status": await _status(client),
         "unknown": await call(client, "evil.nope"),
+        "unknown_open": await call(client, "open.nope"),
         "page": page,
     }
 
@@ -204,6 +205,11 @@ async def test_every_method_is_admitted_limited_recorded_and_shown_per_token(tmp
         unknown = view["unknown"]["error"]
         assert unknown["code"] == "UNKNOWN_TOOL" and "offers" not in unknown["message"], unknown
         assert 'id="server-open"' in view["page"] and "server-evil" not in view["page"]
+        # A server it may call is named with only the tools it may call.
+        offered = view["unknown_open"]["error"]["message"]
+        assert "open offers" in offered and "work" in offered
+        assert ("touch" in offered) is (name == "noevil"), offered
+        assert ("open.touch" in view["tools"]) is (name == "noevil")
     admin = seen["admin"]
     assert {"evil.echo", "open.work"} <= admin["tools"] and ARCHITECTURE in admin["resources"]
     assert TEMPLATE in admin["templates"] and "evil.args-prompt" in admin["prompts"]
