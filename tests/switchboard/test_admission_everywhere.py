@@ -196,6 +196,9 @@ async def test_every_method_is_admitted_limited_recorded_and_shown_per_token(tmp
         for method, error in refused[name].items():
             assert error.error.message.startswith("TOOL_NOT_ADMITTED: "), (name, method, error.error.message)
             assert f"auth.policies.{name}" in error.error.message
+            if name == "opener" and method.startswith(("resources/", "completion/complete (")):
+                # Asked by URI, the refusal does not name the server it may not see.
+                assert "evil" not in error.error.message, error.error.message
         view = seen[name]
         assert not any(tool.startswith("evil.") for tool in view["tools"]) and "open.work" in view["tools"]
         assert view["resources"] == {OPEN_URI} and view["templates"] == set(), view

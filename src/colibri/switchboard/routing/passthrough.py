@@ -175,7 +175,7 @@ class Passthrough:
         for server, named in sorted(
             by_server.items(), key=lambda item: not hidden(principal, f"{item[0]}:{LISTEN}")
         ):
-            call = RoutedCall(server, {"resource_subscriptions": named}, principal, LISTEN)
+            call = RoutedCall(", ".join(named), {"resource_subscriptions": named}, principal, LISTEN)
             await asked(self._observers, call, partial(self._named, server), _nothing, types.EmptyResult)
 
     def _named(self, server: str) -> tuple[Downstream, str]:

@@ -65,9 +65,11 @@ class Policies(Observer):
         admitted = policy.admits(subject) and (chain is None or any(policy.admits(str(t)) for t in chain))
         if admitted:
             return None
+        # What the client named, never the server of a URI it asked for (a server it may not see).
+        asked = subject if call.method == "tools/call" else f"{call.method} of {call.name!r}"
         return Refusal(
             TOOL_NOT_ADMITTED,
-            f"{subject} is not admitted for the token {call.principal!r} by {policy.describe()}; "
+            f"{asked} is not admitted for the token {call.principal!r} by {policy.describe()}; "
             "tools/list shows what this token may call",
             {"policy": f"auth.policies.{call.principal}", "principal": call.principal},
         )
