@@ -12,7 +12,8 @@ Tools:
   push {delay_s}  answers at once; `delay_s` later, outside any call, sends a log line, a sampling
                  request and an elicitation on the connection's own channel, and appends what came
                  back to the file HOSTILE_RECORD (one JSON line per request)
-  who            its pid and HOSTILE_WHO (set per principal by an isolated server's env)
+  who            its pid, HOSTILE_WHO and HOSTILE_KEY (set per principal by an isolated server's env
+                 and envFile)
 """
 
 from __future__ import annotations
@@ -130,7 +131,13 @@ async def call_tool(
         task.add_done_callback(_background.discard)
         return _answer({"pushing": True})
     if params.name == "who":
-        return _answer({"pid": os.getpid(), "who": os.environ.get("HOSTILE_WHO", "")})
+        return _answer(
+            {
+                "pid": os.getpid(),
+                "who": os.environ.get("HOSTILE_WHO", ""),
+                "key": os.environ.get("HOSTILE_KEY", ""),
+            }
+        )
     raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
 
 

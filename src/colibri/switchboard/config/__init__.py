@@ -4,11 +4,12 @@ model.py   what the switchboard runs on: `SwitchboardConfig`, `ServerSpec`, `Hea
 load.py    `load(path)` / `parse(text)`: the file to a `SwitchboardConfig`, or a `ConfigError` naming
            the JSON path of the first problem
 schema.py  the raw file as pydantic checks it, and its first problem said with a did-you-mean
-expand.py  `${VAR}` and `${VAR:-default}` in the fields that start or reach a server
+expand.py  `${VAR}` and `${VAR:-default}` in the fields that start or reach a server; `${PRINCIPAL}`
+           of an isolated server, per principal (`for_principal`)
 gateway.py the audited gateway's sections (SPEC §15): audit, pins, auth.policies, rate_limits
 """
 
-from colibri.switchboard.config.expand import expand, expand_servers
+from colibri.switchboard.config.expand import expand, expand_servers, for_principal
 from colibri.switchboard.config.gateway import SERVER_METHODS, AuditSpec, Limit, Policy, RateLimits, unmatched
 from colibri.switchboard.config.load import load, parse
 from colibri.switchboard.config.model import (
@@ -34,6 +35,7 @@ __all__ = [
     "Target",
     "expand",
     "expand_servers",
+    "for_principal",
     "load",
     "parse",
     "unmatched",

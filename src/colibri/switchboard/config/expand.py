@@ -13,13 +13,24 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from colibri.switchboard.base import ConfigError, json_path
+from colibri.switchboard.config.envfile import read_env_file
+from colibri.switchboard.config.model import ServerSpec
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 EXPANDED_KEYS = ("command", "args", "env", "url", "headers")
+PRINCIPAL = "PRINCIPAL"
+PRINCIPAL_REF = "${PRINCIPAL}"
+# A principal's name as it may go into a file name: no path separator, no leading dot.
+PRINCIPAL_IN_PATH = re.compile(r"^[A-Za-z0-9_@+-][A-Za-z0-9_@+.-]*$")
+# What an isolated server's shared process (health checks, listing) goes by: the switchboard's own
+# name, which no token may have (SPEC §20); it reads no principal's envFile.
+SHARED = "switchboard"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +54,11 @@ def expand_servers(raw: dict[str, Any], environ: Mapping[str, str] | None = None
             expanded[name] = entry
             continue
         copy, put_in = dict(entry), set[str]()
+        # An isolated entry's ${PRINCIPAL} is expanded per principal, when its process starts.
+        entry_env = {**env, PRINCIPAL: PRINCIPAL_REF} if entry.get("isolate") == "principal" else env
         for key in EXPANDED_KEYS:
             if key in copy:
-                copy[key] = _value(copy[key], ("mcpServers", name, key), env, put_in)
+                copy[key] = _value(copy[key], ("mcpServers", name, key), entry_env, put_in)
         expanded[name] = copy
         hidden[name] = frozenset(put_in)
     return Expanded({**raw, "mcpServers": expanded}, hidden)
@@ -80,3 +93,23 @@ def expand(text: str, where: tuple[Any, ...], env: Mapping[str, str], put_in: se
         )
 
     return VARIABLE.sub(replace, text)
+
+
+def for_principal(spec: ServerSpec, principal: str | None) -> ServerSpec:
+    """The isolated server `spec` as `principal`'s own process starts it: `${PRINCIPAL}` in its env and
+    envFile path is the principal's name. None is the shared process, which reads no envFile that
+    names a principal. Raises ValueError (naming the entry, never a value) when it cannot start."""
+    if principal is not None and not PRINCIPAL_IN_PATH.match(principal):
+        raise ValueError(f"{spec.name}: the principal's name cannot name its own process's envFile")
+    name = SHARED if principal is None else principal
+    env = {key: value.replace(PRINCIPAL_REF, name) for key, value in spec.env.items()}
+    from_file: dict[str, str] = {}
+    if spec.env_file is not None and principal is not None:
+        path = Path(spec.env_file.replace(PRINCIPAL_REF, name))
+        try:
+            from_file = read_env_file(spec.name, path.name, path.parent)
+        except ConfigError as exc:
+            raise ValueError(f"{spec.name}: cannot start {name}'s process: {exc.message}") from None
+        env = {**from_file, **env}
+    secrets = {value for value in from_file.values() if value}
+    return replace(spec, env=MappingProxyType(env), hidden=spec.hidden | secrets)

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from colibri.switchboard.base import ConfigError, json_path
 from colibri.switchboard.config import gateway
 from colibri.switchboard.config.envfile import read_env_file
-from colibri.switchboard.config.expand import expand, expand_servers
+from colibri.switchboard.config.expand import PRINCIPAL_REF, expand, expand_servers
 from colibri.switchboard.config.foreign import set_aside
 from colibri.switchboard.config.model import (
     NAME_PATTERN,
@@ -39,6 +39,7 @@ from colibri.switchboard.config.model import (
 from colibri.switchboard.config.schema import RawFile, RawServer, first_problem, kind
 
 _path = json_path
+IDLE_S = 300.0  # an isolated server's process stops after this long without calls (SPEC §21)
 
 
 def load(path: str | Path, environ: Mapping[str, str] | None = None) -> SwitchboardConfig:
@@ -156,7 +157,14 @@ def _server(
         raise ConfigError(
             _path(where), '"args", "env", "envFile" and "cwd" apply to stdio servers only, not to a "url"'
         )
-    from_file = {} if entry.envFile is None else read_env_file(name, entry.envFile, folder)
+    isolated = _isolation(where, entry)
+    per_principal = entry.envFile is not None and PRINCIPAL_REF in entry.envFile
+    if per_principal and not isolated:
+        raise ConfigError(
+            _path((*where, "envFile")), '${PRINCIPAL} names a principal only with "isolate": "principal"'
+        )
+    # An envFile that names the principal is read as each principal's process starts (expand.py).
+    from_file = {} if entry.envFile is None or per_principal else read_env_file(name, entry.envFile, folder)
     if entry.command is not None and entry.headers:
         raise ConfigError(_path((*where, "headers")), 'headers apply to "url" servers only')
     if entry.type is not None and (entry.type == "stdio") != (entry.command is not None):
@@ -200,7 +208,21 @@ def _server(
         deny=() if entry.tools is None or entry.tools.deny is None else tuple(entry.tools.deny),
         tool_timeouts=MappingProxyType(dict(entry.tool_timeouts)),
         hidden=hidden | {value for value in from_file.values() if value},
+        isolate=isolated,
+        idle_s=IDLE_S if entry.idle_s is None else entry.idle_s,
+        env_file=str(folder / entry.envFile) if per_principal and entry.envFile is not None else None,
     )
+
+
+def _isolation(where: tuple[str, str], entry: RawServer) -> bool:
+    """Whether the entry runs a process per principal; its keys' cross-field rules (SPEC §21)."""
+    if entry.isolate is not None and entry.command is None:
+        raise ConfigError(
+            _path((*where, "isolate")), 'applies to stdio servers ("command") only: a process per principal'
+        )
+    if entry.idle_s is not None and entry.isolate is None:
+        raise ConfigError(_path((*where, "idle_s")), 'applies only with "isolate": "principal"')
+    return entry.isolate is not None
 
 
 def _target(capability: str, index: int, entry: str, known: set[str]) -> Target:

@@ -65,6 +65,12 @@ class ServerSpec:
     tool_timeouts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     # Values the environment and the envFile put into this entry: never to be said back (SPEC §14).
     hidden: frozenset[str] = field(default=frozenset(), repr=False)
+    # "isolate": "principal" (SPEC §21): a process of its own per principal, stopped after `idle_s`
+    # without calls; `${PRINCIPAL}` in `env` and in the envFile path (`env_file`, read per principal
+    # when it names one) is that principal's name (expand.py's `for_principal`).
+    isolate: bool = False
+    idle_s: float = 300.0
+    env_file: str | None = None
 
     @property
     def transport(self) -> Literal["stdio", "http", "sse"]:

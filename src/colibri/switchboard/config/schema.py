@@ -68,6 +68,8 @@ class RawServer(_Strict):
     idempotent: list[str] = []
     tools: _Tools | None = None
     tool_timeouts: dict[str, Seconds] = {}
+    isolate: Literal["principal"] | None = None  # SPEC §21: a process per principal
+    idle_s: Seconds | None = None
     # Read by clients (Claude Desktop, Cline, ...), not by a gateway: accepted so their files load.
     autoApprove: list[str] = []
     alwaysAllow: list[str] = []

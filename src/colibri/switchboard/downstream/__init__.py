@@ -14,6 +14,7 @@ asking.py      a 2026-era server's input requests in answer to a lean request: t
 forwards.py    progress on its way to the client, which a call's result waits for
 callbacks.py   what a downstream sends unasked: to its call's client, or to its owner's `Hooks`
 owners.py      which call a downstream's message belongs to; those of no call dropped and counted
+isolated.py    "isolate": "principal": a process per principal, started on demand, stopped when idle
 """
 
 from colibri.switchboard.downstream.catalog import template_matches

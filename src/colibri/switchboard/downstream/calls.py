@@ -26,6 +26,7 @@ from colibri.switchboard.base import (
     ResultT,
 )
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.downstream.isolated import Isolated
 from colibri.switchboard.downstream.owners import CALL, sole
 from colibri.switchboard.downstream.results import OutputSchemas, without_server_info
 from colibri.switchboard.health import Counters, Evidence, HealthMachine, Prober, Signal, Ticket
@@ -46,13 +47,24 @@ class Calling:
     tools: dict[str, types.Tool]
     session: DownstreamSession | None
     callers: list[Caller]
+    isolated: Isolated | None
     notified: Notified | None
     _schemas: OutputSchemas
 
     async def call(
-        self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+        self,
+        ticket: Ticket,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        caller: Caller | None = None,
+        principal: str | None = None,
     ) -> types.CallToolResult:
-        """Send one routed call; its outcome is evidence about this server's health."""
+        """Send one routed call; its outcome is evidence about this server's health. An isolated
+        server's call goes to `principal`'s own process (isolated.py)."""
+        if self.isolated is not None:
+            return await self.isolated.call(
+                principal, self.machine, ticket, lambda own, t: own.call(t, tool, arguments, caller)
+            )
 
         def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[types.CallToolResult]:
             return session.call_tool(tool, arguments, self.spec.timeout_for(tool), progress)
@@ -60,9 +72,18 @@ class Calling:
         return await self._counted(ticket, tool, caller, send)
 
     async def call_raw(
-        self, ticket: Ticket, tool: str, arguments: dict[str, Any] | None, caller: Caller | None = None
+        self,
+        ticket: Ticket,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        caller: Caller | None = None,
+        principal: str | None = None,
     ) -> dict[str, Any]:
         """`call`, answered as the raw JSON result (the lean lane, see lanes.py)."""
+        if self.isolated is not None:
+            return await self.isolated.call(
+                principal, self.machine, ticket, lambda own, t: own.call_raw(t, tool, arguments, caller)
+            )
 
         def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[dict[str, Any]]:
             return session.call_raw(tool, arguments, self.spec.timeout_for(tool), progress)
@@ -87,8 +108,8 @@ class Calling:
         """
         session = self.session
         listed = self.tools.get(tool)
-        if session is None or listed is None:
-            return None
+        if session is None or listed is None or self.isolated is not None:
+            return None  # an isolated server's call awaits its principal's own process
 
         def answered(outcome: dict[str, Any] | DownstreamError) -> None:
             if isinstance(outcome, dict):

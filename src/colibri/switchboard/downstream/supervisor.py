@@ -26,9 +26,10 @@ from colibri.switchboard.base import (
     Hooks,
     Notified,
 )
-from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.config import ServerSpec, for_principal
 from colibri.switchboard.downstream.calls import Calling
 from colibri.switchboard.downstream.catalog import Catalog
+from colibri.switchboard.downstream.isolated import Isolated
 from colibri.switchboard.downstream.results import OutputSchemas
 from colibri.switchboard.health import (
     CheckKind,
@@ -68,6 +69,11 @@ class Downstream(Calling):
         # The client requests whose calls are in flight here. What the downstream sends in the
         # course of a call goes to that call's own (owners.py), never to another in this list.
         self.callers: list[Caller] = []
+        # "isolate": "principal": this is the shared process; each principal's calls go to its own.
+        self.isolated = (
+            Isolated(spec, lambda own: Downstream(own, connector, clock)) if spec.isolate else None
+        )
+        self._connect_spec = for_principal(spec, None) if spec.isolate else spec
         self.notified: Notified | None = None
         # Resource URIs clients subscribed to through this server: a new connection subscribes again.
         self.subscriptions: set[str] = set()
@@ -90,7 +96,16 @@ class Downstream(Calling):
     # --- the supervisor --------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Connect, watch, reconnect with backoff; runs until cancelled."""
+        """Connect, watch, reconnect with backoff; runs until cancelled (with the principals' own
+        processes of an isolated server)."""
+        if self.isolated is None:
+            await self._supervise()
+            return
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self.isolated.run)
+            await self._supervise()
+
+    async def _supervise(self) -> None:
         policy = self.spec.health
         attempt = 0
         while True:
@@ -107,7 +122,7 @@ class Downstream(Calling):
             )
             try:
                 async with self._connector(
-                    self.spec, hooks, max(CONNECT_TIMEOUT_S, policy.check_timeout_s)
+                    self._connect_spec, hooks, max(CONNECT_TIMEOUT_S, policy.check_timeout_s)
                 ) as s:
                     await self._watch(token, s)
             except ConnectFailed as exc:

@@ -223,10 +223,11 @@ class Route:
                 arguments = self.call.arguments
                 try:
                     result: Result
+                    principal = self.call.principal  # an isolated server's process is the principal's
                     if raw:
-                        result = await downstream.call_raw(ticket, tool, arguments, caller)
+                        result = await downstream.call_raw(ticket, tool, arguments, caller, principal)
                     else:
-                        result = await downstream.call(ticket, tool, arguments, caller)
+                        result = await downstream.call(ticket, tool, arguments, caller, principal)
                 except DownstreamError as exc:
                     step = self.failed(attempt, exc)
                 else:
