@@ -21,6 +21,7 @@ from colibri.chain.types import Call, ChainDeps, Envelope, Next
 from colibri.chain.worker import drive
 from colibri.core import ids, reasons
 from colibri.core.modes import ToolClass
+from colibri.core.shown import quoted, shown, too_long
 
 
 class ToolLock:
@@ -33,10 +34,7 @@ class ToolLock:
     async def __call__(self, call: Call, call_next: Next) -> Envelope:
         tool = self._tools.get(call.tool_name)
         if tool is None:
-            raise UnknownTool(
-                f"unknown tool {call.tool_name!r}; call tools/list for the tools this server offers",
-                tool=call.tool_name,
-            )
+            raise _unknown(call.tool_name)
         mode = self._state.mode
         if not tool.admitted_in(mode):
             refusal = self._refusal(tool.name)
@@ -91,3 +89,12 @@ class ToolLock:
         if denied:
             with suppress(BatchFailed):  # the row waits for the next attempt; the refusal stands
                 await self._group.run(self._audit.flush_later, writes=True)
+
+
+def _unknown(name: str) -> UnknownTool:
+    """UNKNOWN_TOOL naming the client's name escaped, and past 256 characters by its length and
+    digest (SPEC §21): a megabyte-long name is not sent back, twice, in the answer."""
+    return UnknownTool(
+        f"unknown tool {quoted(name)}; call tools/list for the tools this server offers",
+        tool=shown(name) if too_long(name) else name,
+    )

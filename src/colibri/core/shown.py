@@ -31,6 +31,11 @@ def shown(name: str, longest: int = LONGEST_NAME) -> str:
     return _HIDDEN.sub(_escape, name)
 
 
+def quoted(name: str) -> str:
+    """`name` as a message quotes it: `'shown'`, or the length-and-digest form, which needs no quotes."""
+    return shown(name) if too_long(name) else f"'{shown(name)}'"
+
+
 def digest(name: str) -> str:
     return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
 
