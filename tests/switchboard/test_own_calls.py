@@ -11,6 +11,7 @@ own stream ties what it carries to its call, so each call is also answered by it
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
+from colibri.switchboard.downstream.owners import Drops
 from tests.switchboard.helpers import (
     free_port,
     stop,
@@ -320,3 +322,17 @@ async def test_over_stdio_the_one_clients_call_hears_its_downstream_and_unasked_
         assert not any("unasked" in text for text in ear.heard), (mode, ear.heard)
         if mode == "legacy":
             assert "log: log s0-1" in ear.heard, ear.heard
+
+
+def test_each_drop_is_counted_and_a_server_is_logged_at_most_once_a_minute(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    drops = Drops()
+    with caplog.at_level(logging.WARNING, logger="colibri.switchboard"):
+        for _ in range(5):
+            drops.note("hs", "log")
+        drops.note("hs", "sampling")
+        drops.note("hh", "elicitation")
+    assert drops.counts == {("hs", "log"): 5, ("hs", "sampling"): 1, ("hh", "elicitation"): 1}
+    lines = [record.getMessage() for record in caplog.records if "dropped" in record.getMessage()]
+    assert [line.split(":")[0] for line in lines] == ["hs", "hh"], lines
