@@ -42,6 +42,11 @@ def add_parser(commands: Any) -> None:
         metavar="KEY",
         help="the log's verifier key (NAME+HASH+KEY): checkpoints' signatures are checked with it",
     )
+    ui.add_argument(
+        "--switchboard-config",
+        metavar="FILE",
+        help="the config of the switchboard whose audit store this is (named in /pins' approve commands)",
+    )
 
 
 def run_ui(config: Config, args: argparse.Namespace) -> int:
@@ -70,6 +75,7 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
         public_url=args.public_url,
         verifier=verifier,
         limits=limits,
+        switchboard_config=args.switchboard_config,
     )
     logs.configure(config.log_level)
     try:

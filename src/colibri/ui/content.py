@@ -1,4 +1,4 @@
-"""The handlers of the pages that show the store: board, task, trail, session, audit, one call.
+"""The handlers of the pages that show the store: board, task, trail, session, audit, one call, pins.
 
 Each reads its query strictly (query.py: UTF-8, bounded lengths), reads the store through
 `views`, `trail_views` or `audit_views` in one snapshot, and renders; an id that names nothing
@@ -15,7 +15,7 @@ from starlette.responses import RedirectResponse, Response
 
 from colibri.domains.log.note import Verifier
 from colibri.domains.tasks.arguments import MAX_ASSIGNEE, MAX_TAG, MAX_TITLE
-from colibri.ui import audit_views, trail_views, views
+from colibri.ui import audit_views, pins_views, trail_views, views
 from colibri.ui.query import limited, parse_query
 from colibri.ui.reader import Reader
 from colibri.ui.render import not_found, render
@@ -25,11 +25,15 @@ ID_DIGITS = 19  # the longest number a store's keys can hold
 
 
 class Content:
-    """The content pages over `reader`; `verifier` gives the key checkpoints are checked with."""
+    """The content pages over `reader`; `verifier` gives the key checkpoints are checked with;
+    `switchboard_config` is the config file the pins page's approve commands name."""
 
-    def __init__(self, reader: Reader, verifier: Callable[[], Verifier | None]) -> None:
+    def __init__(
+        self, reader: Reader, verifier: Callable[[], Verifier | None], switchboard_config: str | None = None
+    ) -> None:
         self._reader = reader
         self._verifier = verifier
+        self._switchboard_config = switchboard_config
 
     async def board(self, request: Request) -> Response:
         params = parse_query(request.scope["query_string"])
@@ -85,6 +89,11 @@ class Content:
         if data is None:
             return _no_call(request.path_params["number"])
         return render("call.html", title=f"Call #{number}", **data)
+
+    async def pins(self, request: Request) -> Response:
+        config = self._switchboard_config
+        data = await self._reader.read(lambda db: pins_views.pins_page(db, config))
+        return render("pins.html", refresh=REFRESH_S, title="Pins", **data)
 
     async def proof(self, request: Request) -> Response:
         number, key = call_number(request.path_params["number"]), self._verifier()

@@ -1,5 +1,6 @@
 """The routes of the pages: `/` board, `/tasks/<id>`, `/trail`, `/trail/<session_id>`, `/audit`,
-`/audit/<n>` and its proof `/audit/<n>/proof.json`, the sign-in form and the sign-out.
+`/audit/<n>` and its proof `/audit/<n>/proof.json`, `/pins` (a switchboard's tool pins), the sign-in
+form and the sign-out.
 
 Every page is plain HTML that reads without JavaScript and refreshes itself: a small script
 fetches the page again and replaces its data regions only, never a form someone is typing in
@@ -22,10 +23,10 @@ from starlette.routing import Route
 from colibri.core.errors import StorageError
 from colibri.domains.log.note import Verifier
 from colibri.serving.origin import same_origin_post
-from colibri.ui import auth
+from colibri.ui import auth, pins_views
 from colibri.ui.content import Content
 from colibri.ui.reader import Reader
-from colibri.ui.render import SIGNED_IN, bad_request, render
+from colibri.ui.render import HAS_PINS, SIGNED_IN, bad_request, render
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -36,13 +37,15 @@ def page_routes(
     require_token: bool,
     verifier: Callable[[], Verifier | None] = lambda: None,
     public_url: str | None = None,
+    switchboard_config: str | None = None,
 ) -> list[Route]:
     """The pages, reading through `reader`; with `require_token` every page needs a valid token.
-    `verifier` gives the key checkpoints are checked with (read when asked: serve --http has
-    its key only once it has booted). `public_url` is the URL people use (behind a proxy): an
-    https one makes the cookie `Secure`, and its origin may post the sign-in form."""
+        `verifier` gives the key checkpoints are checked with (read when asked: serve --http has
+        its key only once it has booted). `public_url` is the URL people use (behind a proxy): an
+        https one makes the cookie `Secure`, and its origin may post the sign-in form. `switchboard_config`
+    is the switchboard's config file, named in the pins page's approve commands."""
     secure_cookie = (public_url or "").lower().startswith("https://")
-    content = Content(reader, verifier)
+    content = Content(reader, verifier, switchboard_config)
 
     def guarded(handler: Handler) -> Handler:
         async def run(request: Request) -> Response:
@@ -51,8 +54,9 @@ def page_routes(
                 name = await auth.principal_of(reader, auth.presented_token(request))
                 if name is None:
                     return auth.to_login(request)
-            signed_in = SIGNED_IN.set(name)
+            signed_in, has_pins = SIGNED_IN.set(name), HAS_PINS.set(False)
             try:
+                HAS_PINS.set(await reader.read(pins_views.store_has_pins))
                 return await handler(request)
             except (ValueError, ValidationError) as exc:  # query.BadQuery is a ValueError
                 return bad_request(str(exc), request.url.path)
@@ -60,6 +64,7 @@ def page_routes(
                 return render("error.html", 503, title="Database unavailable", message=str(exc))
             finally:
                 SIGNED_IN.reset(signed_in)
+                HAS_PINS.reset(has_pins)
 
         return run
 
@@ -99,6 +104,7 @@ def page_routes(
         Route("/audit", guarded(content.audit), methods=["GET"]),
         Route("/audit/{number}", guarded(content.call), methods=["GET"]),
         Route("/audit/{number}/proof.json", guarded(content.proof), methods=["GET"]),
+        Route("/pins", guarded(content.pins), methods=["GET"]),
         Route("/login", login_form, methods=["GET"]),
         Route("/login", login, methods=["POST"]),
         Route("/logout", logout_form, methods=["GET"]),

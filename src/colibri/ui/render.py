@@ -28,11 +28,14 @@ _templates.filters.update(when=time_tag, field_value=field_value, pretty_json=pr
 # under --no-auth). Set once where the token is checked (pages.py), so that every page's header,
 # error pages included, offers to sign out without each handler passing it along.
 SIGNED_IN: ContextVar[str | None] = ContextVar("signed_in", default=None)
+# Whether the store holds tool pins (a switchboard's audit store): the header links /pins only then.
+HAS_PINS: ContextVar[bool] = ContextVar("has_pins", default=False)
 
 
 def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
     context.setdefault("refresh", 0)
     context.setdefault("signed_in", SIGNED_IN.get())
+    context.setdefault("has_pins", HAS_PINS.get())
     html = _templates.get_template(name).render(version=__version__, zone=local_zone(), **context)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
 

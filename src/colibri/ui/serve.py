@@ -45,6 +45,7 @@ class UiOptions:
     public_url: str | None = None
     verifier: Verifier | None = None  # --verifier-key
     limits: HttpLimits = field(default_factory=HttpLimits)  # COLIBRI_HTTP_*
+    switchboard_config: str | None = None  # --switchboard-config: named in the pins page's commands
 
 
 def web_app(reader: Reader, options: UiOptions) -> ASGIApp:
@@ -54,6 +55,7 @@ def web_app(reader: Reader, options: UiOptions) -> ASGIApp:
         require_token=options.require_token,
         verifier=lambda: options.verifier,
         public_url=options.public_url,
+        switchboard_config=options.switchboard_config,
     )
     return guarded(Starlette(routes=routes, exception_handlers={404: _no_page}), hosts, options.limits)
 

@@ -1,4 +1,4 @@
-"""What the switchboard (and `colibri switchboard pins`) use of the pins."""
+"""What the switchboard (and `colibri switchboard pins`, and the UI's pins page) use of the pins."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from colibri.domains.pins.store import (
     all_pins,
     approve,
     find_pin,
+    has_pins,
     mark_shown,
     note_change,
     pin_first,
@@ -29,6 +30,7 @@ __all__ = [
     "approve",
     "changed_fields",
     "find_pin",
+    "has_pins",
     "mark_shown",
     "note_change",
     "pin_first",

@@ -51,6 +51,11 @@ def all_pins(conn: Connection) -> list[Pin]:
     return [_pin(row) for row in conn.execute(f"SELECT {_COLUMNS} FROM tool_pins ORDER BY tool")]
 
 
+def has_pins(conn: Connection) -> bool:
+    """Whether any tool is pinned: only a switchboard's audit store has pins."""
+    return conn.execute("SELECT 1 FROM tool_pins LIMIT 1").fetchone() is not None
+
+
 def find_pin(conn: Connection, tool: str) -> Pin | None:
     row = conn.execute(f"SELECT {_COLUMNS} FROM tool_pins WHERE tool = ?", (tool,)).fetchone()
     return None if row is None else _pin(row)
