@@ -13,9 +13,10 @@ approval.py  `colibri switchboard pins list|show|approve`
 """
 
 from colibri.switchboard.audit.approval import APPROVE, approve, show_pin, stored_pins
-from colibri.switchboard.audit.pins import TOOL_CHANGED, Pins
+from colibri.switchboard.audit.pins import Pins
 from colibri.switchboard.audit.rows import Audit, AuditFailed
 from colibri.switchboard.audit.store import AuditStore, AuditStoreError, StoreOptions, open_store
+from colibri.switchboard.base import TOOL_CHANGED
 
 __all__ = [
     "APPROVE",

@@ -43,12 +43,12 @@ from colibri.domains.pins.api import DIGEST_VERSION
 from colibri.storage.audit_log import EVENT, FinishedCall, insert_finished
 from colibri.switchboard.audit.digests import definition, legacy_digest
 from colibri.switchboard.audit.writer import Writer
+from colibri.switchboard.base import TOOL_CHANGED
 from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.routing import Observer, Refusal, RoutedCall
 
 log = logging.getLogger("colibri.switchboard")
 
-TOOL_CHANGED = "TOOL_CHANGED"
 PINS_PRINCIPAL = "switchboard"  # the principal of the events the switchboard records itself
 POLL_S = 1.0
 

@@ -16,6 +16,7 @@ limits.py       `Limiter`: how often a token and a tool may be called (rate_limi
 status.py       what `switchboard_status` returns
 """
 
+from colibri.switchboard.base import TOOL_NOT_ADMITTED
 from colibri.switchboard.routing.board import Switchboard
 from colibri.switchboard.routing.limits import RATE_LIMITED, Limiter
 from colibri.switchboard.routing.observers import (
@@ -28,7 +29,7 @@ from colibri.switchboard.routing.observers import (
     Tried,
 )
 from colibri.switchboard.routing.passthrough import Passthrough
-from colibri.switchboard.routing.policy import TOOL_NOT_ADMITTED, Policies
+from colibri.switchboard.routing.policy import Policies
 from colibri.switchboard.routing.route import Attempt, Clearing, Route
 
 __all__ = [

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from colibri.core.shown import quoted, shown
+from colibri.switchboard.base import TOOL_NOT_ADMITTED
 from colibri.switchboard.config import SERVER_METHODS, Policy, SwitchboardConfig, Target
 from colibri.switchboard.routing.observers import Observer, Observers, Refusal, RoutedCall
-
-TOOL_NOT_ADMITTED = "TOOL_NOT_ADMITTED"
 
 
 class Policies(Observer):
@@ -65,8 +65,9 @@ class Policies(Observer):
         admitted = policy.admits(subject) and (chain is None or any(policy.admits(str(t)) for t in chain))
         if admitted:
             return None
-        # What the client named, never the server of a URI it asked for (a server it may not see).
-        asked = subject if call.method == "tools/call" else f"{call.method} of {call.name!r}"
+        # What the client named, never the server of a URI it asked for (a server it may not see),
+        # escaped and, past 256 characters, named by its length and digest (core/shown.py).
+        asked = shown(subject) if call.method == "tools/call" else f"{call.method} of {quoted(call.name)}"
         return Refusal(
             TOOL_NOT_ADMITTED,
             f"{asked} is not admitted for the token {call.principal!r} by {policy.describe()}; "
