@@ -6,7 +6,9 @@ One server answers it (no fallbacks). Which server is found first (`call.server`
 observers know the request as `server:resources/read`, `server:completion/complete`, ...: they may
 refuse it (policy, rate limits), hold its sending (the audit's row opened first) and its answer,
 and see it go, with what was asked of which server and what it came to, like any routed call.
-Their refusal is a JSON-RPC error whose message starts with its code. A request that needs nothing
+Their refusal is a JSON-RPC error whose message starts with its code; a request no server can
+take (an unknown resource or prompt) is shown to them as refused, so it takes from its caller's
+rate limit as an unknown tool does. A request that needs nothing
 sent (a subscription the server already holds for another client) is admitted and recorded all
 the same, and answered with an empty result.
 """
@@ -84,6 +86,12 @@ async def _answer(
     try:
         downstream, name = owner()
     except MCPError as exc:
+        # Refused before admission (no such resource or prompt, a name over 256 characters, no
+        # routable server): it costs its caller all the same, as an unknown tool does (SPEC §21),
+        # and once over the limit the rate limit's refusal is the answer.
+        limited = observers.refused(call)
+        if limited is not None:
+            return Answer(Outcome.DENIED, error=_refused(limited))
         unavailable = exc.error.code == INTERNAL_ERROR  # SERVICE_UNAVAILABLE; else it is unknown
         return Answer(Outcome.UNAVAILABLE if unavailable else Outcome.DENIED, error=exc)
     call.server = downstream.name

@@ -23,6 +23,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
+from colibri.core.shown import quoted, shown, too_long
 from colibri.switchboard.base import DownstreamError, PeerError, ResultT
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.routing.asked import answer_of, asked
@@ -104,11 +105,11 @@ class Passthrough:
             if candidates:
                 reasons = "; ".join(downstream.machine.why_not() for downstream in candidates)
                 raise MCPError(
-                    INTERNAL_ERROR, f"SERVICE_UNAVAILABLE: resource {uri} is unavailable: {reasons}"
+                    INTERNAL_ERROR, f"SERVICE_UNAVAILABLE: resource {shown(uri)} is unavailable: {reasons}"
                 )
         raise MCPError(
             RESOURCE_NOT_FOUND,
-            f"resource not found: {uri}; resources/list and resources/templates/list show what is offered",
+            f"resource not found: {shown(uri)}; resources/list and resources/templates/list list them",
         )
 
     async def read(self, uri: str, principal: str = LOCAL) -> types.ReadResourceResult:
@@ -205,11 +206,11 @@ class Passthrough:
 
     def _prompt_owner(self, name: str) -> tuple[Downstream, str]:
         server, dot, prompt = name.partition(".")
-        downstream = self._downstreams.get(server) if dot else None
+        downstream = self._downstreams.get(server) if dot and not too_long(name) else None  # never a 1 MB key
         if downstream is None or not any(p.name == prompt for p in downstream.catalog.prompts):
             raise MCPError(
                 INVALID_PARAMS,
-                f"unknown prompt {name!r}; prompts/list shows the prompts offered now (server.prompt)",
+                f"unknown prompt {quoted(name)}; prompts/list shows the prompts offered now (server.prompt)",
             )
         if not downstream.machine.routable:
             raise MCPError(
@@ -259,7 +260,7 @@ class Passthrough:
         for downstream in self._routable():
             if any(t.uri_template == template for t in downstream.catalog.templates):
                 return downstream
-        raise MCPError(INVALID_PARAMS, f"no routable server offers the resource template {template!r}")
+        raise MCPError(INVALID_PARAMS, f"no routable server offers the resource template {quoted(template)}")
 
     async def set_level(self, level: types.LoggingLevel, principal: str = LOCAL) -> None:
         """Pass the level to every connected server that logs and that the principal's policy does not
