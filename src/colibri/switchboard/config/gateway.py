@@ -199,33 +199,50 @@ def _limit(raw: RawLimit) -> Limit:
 
 
 def unmatched(
-    servers: Iterable[str], capabilities: Iterable[str], policies: Mapping[str, Policy], limits: RateLimits
+    servers: Iterable[str],
+    capabilities: Iterable[str],
+    policies: Mapping[str, Policy],
+    limits: RateLimits,
+    listed: Mapping[str, Iterable[str]] | None = None,
 ) -> list[str]:
-    """One warning line for each policy glob and `per_tool` key that can match nothing the config
-    holds: no configured server answers its server part (before the first `.` or `:`) and no
-    fallback capability its whole. Tools are not listed yet when a config is loaded, so a glob over
-    a server's tools (`open.*`) is judged by the server alone; a key naming an unknown server
-    exactly is an error already (`rate_limits`)."""
+    """One warning line for each policy glob and `per_tool` key that matches nothing.
+
+    At load (`listed` None): nothing the config holds — no configured server answers its server
+    part (before the first `.` or `:`) and no fallback capability its whole. Tools are not listed
+    yet, so a glob over a server's tools (`open.*`) is judged by the server alone; a key naming an
+    unknown server exactly is an error already (`rate_limits`).
+
+    Once servers have listed their tools (`listed`: each one's tool names): a key whose server part
+    names configured servers, all of which have listed, and that matches none of their tools
+    (`server.tool`) nor what else they are asked (`server:METHOD`) — `open.serach` of a server that
+    lists `search`. Keys whose servers have not all listed yet are left for later.
+    """
     servers, capabilities = list(servers), list(capabilities)
-
-    def matches_nothing(glob: str) -> bool:
-        cut = min((at for at in (glob.find("."), glob.find(":")) if at >= 0), default=len(glob))
-        server = glob[:cut]
-        return not any(fnmatch.fnmatchcase(name, server) for name in servers) and not any(
-            fnmatch.fnmatchcase(name, glob) for name in capabilities
-        )
-
-    lines = [
-        f"auth.policies.{token}.{field}: {glob!r} matches no configured server or capability; it "
-        f"{'admits' if field == 'allow' else 'denies'} nothing"
+    found: list[tuple[str, str, str, Callable[[str, str], bool]]] = [
+        (f"auth.policies.{token}.{field}: {glob!r}", glob, "admits" if field == "allow" else "denies", covers)
         for token, policy in policies.items()
         for field, globs in (("allow", policy.allow or ()), ("deny", policy.deny))
         for glob in globs
-        if matches_nothing(glob)
     ]
-    lines += [
-        f'rate_limits.per_tool["{key}"] matches no configured server or capability; it limits nothing'
+    found += [
+        (f'rate_limits.per_tool["{key}"]', key, "limits", lambda key, name: fnmatch.fnmatchcase(name, key))
         for key in limits.per_tool or {}
-        if matches_nothing(key)
     ]
+    lines = []
+    for where, glob, does, matches in found:
+        if any(fnmatch.fnmatchcase(name, glob) for name in capabilities):
+            continue
+        cut = min((at for at in (glob.find("."), glob.find(":")) if at >= 0), default=len(glob))
+        named = [name for name in servers if fnmatch.fnmatchcase(name, glob[:cut])]
+        if listed is None:
+            if not named:
+                lines.append(f"{where} matches no configured server or capability; it {does} nothing")
+            continue
+        if not named or any(name not in listed for name in named):
+            continue
+        names = [f"{server}.{tool}" for server in named for tool in listed[server]]
+        names += [f"{server}:{method}" for server in named for method in SERVER_METHODS]
+        if not any(matches(glob, name) for name in names):
+            lists = "lists" if len(named) == 1 else "list"
+            lines.append(f"{where} matches none of the tools {', '.join(named)} {lists}; it {does} nothing")
     return lines

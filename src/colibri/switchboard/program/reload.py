@@ -4,19 +4,25 @@ The file is read and validated first; an invalid file is refused with its reason
 running config stays. A valid one is handed to `Switchboard.apply`, which changes only what differs
 (policies, rate limits and the pins mode included); the audit store stays the one the switchboard
 started with, and a changed audit section says so.
+
+A policy glob or `per_tool` key that matches nothing is one warning line, at start and on each
+reload (`warn_unmatched`); one whose server exists but that matches none of the tools it lists is
+one line once that server has first listed them (`Unlisted`, an observer of the board).
 """
 
 from __future__ import annotations
 
 import logging
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 
 from colibri.switchboard.base import ConfigError
 from colibri.switchboard.config import SwitchboardConfig, load, unmatched
-from colibri.switchboard.routing import Switchboard
+from colibri.switchboard.routing import Observer, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -80,3 +86,36 @@ def warn_unmatched(config: SwitchboardConfig) -> None:
     servers = [spec.name for spec in config.servers]
     for line in unmatched(servers, config.fallbacks, config.policies, config.rate_limits):
         log.warning("%s", line)
+
+
+class Unlisted(Observer):
+    """Warns of each policy glob and `per_tool` key whose servers exist but list no tool it matches
+    (`open.serach`, a typo the load could not see), once each server has first listed its tools
+    (SPEC §21); again after a reload, as the load's own warnings are."""
+
+    def __init__(self, config: SwitchboardConfig) -> None:
+        self._config = config
+        self._listed: dict[str, tuple[str, ...]] = {}  # each server's first listing
+        self._warned: set[str] = set()
+
+    def listed(self, server: str, tools: Mapping[str, types.Tool]) -> None:
+        # Called at every change of state too: only the first list that names a tool is judged.
+        if server in self._listed or not tools:
+            return
+        self._listed[server] = tuple(tools)
+        self._warn()
+
+    def left(self, server: str) -> None:
+        self._listed.pop(server, None)  # removed, or restarted by a reload: it will list again
+
+    def reconfigured(self, config: SwitchboardConfig) -> None:
+        self._config, self._warned = config, set()
+        self._warn()
+
+    def _warn(self) -> None:
+        config = self._config
+        servers = [spec.name for spec in config.servers]
+        for line in unmatched(servers, config.fallbacks, config.policies, config.rate_limits, self._listed):
+            if line not in self._warned:
+                self._warned.add(line)
+                log.warning("%s", line)

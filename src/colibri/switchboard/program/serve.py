@@ -37,7 +37,7 @@ from colibri.switchboard.faces import (
     status_page,
     token_check,
 )
-from colibri.switchboard.program.reload import watch
+from colibri.switchboard.program.reload import Unlisted, watch
 from colibri.switchboard.routing import Limiter, Observer, Policies, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
@@ -81,7 +81,8 @@ def observers(
         chosen.append(pins)
     if audit is not None:
         chosen.append(audit)
-    return [*chosen, metrics]
+    # Unlisted sees only the tools listed (no hook on a call's path), so it costs calls nothing.
+    return [*chosen, metrics, Unlisted(config)]
 
 
 def board_for(config: SwitchboardConfig, store: AuditStore | None = None, config_path: str = "") -> Gateway:
