@@ -60,7 +60,7 @@ class HttpServer:
     def url(self) -> str:
         return f"{self.base}/mcp"
 
-    def wait_ready(self, timeout: float = 20.0) -> None:
+    def wait_ready(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             assert self.process.poll() is None, f"server exited: {self.log.read_text()}"
