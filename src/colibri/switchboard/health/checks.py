@@ -25,7 +25,7 @@ from colibri.switchboard.health.states import Evidence, Signal
 
 COLIBRI = "colibri"
 # All a Colibri lists while it cannot serve calls: in phase 1, in MINIMAL, after a failed boot.
-COLIBRI_SYSTEM_TOOLS = frozenset({"server_ping", "server_health"})
+SYSTEM_TOOLS_OF_COLIBRI = frozenset({"server_ping", "server_health"})
 PASSED = Evidence(Signal.PASS)  # a real tool call worked
 ALIVE = Evidence(Signal.ALIVE)  # the server answers; says nothing about whether calls work
 
@@ -78,7 +78,7 @@ async def run_check(
 
 
 def _colibri_ready(tools: list[types.Tool]) -> Evidence:
-    if {tool.name for tool in tools} - COLIBRI_SYSTEM_TOOLS:
+    if {tool.name for tool in tools} - SYSTEM_TOOLS_OF_COLIBRI:
         return ALIVE
     return Evidence(
         Signal.FAIL,
