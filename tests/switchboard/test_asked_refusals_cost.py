@@ -78,6 +78,8 @@ async def test_requests_no_server_can_take_cost_the_principal_its_rate_limit(tmp
         ("?:prompts/get", "denied"),
         ("f1:resources/read", "denied"),
     ]
-    assert [row["reason"] for row in rows[4:]] == ["rate_limit"] * 3
+    # Every refusal says why (SPEC §21): nothing offers what was asked, as an unknown tool.
+    assert [row["reason"] for row in rows] == ["unknown_tool"] * 4 + ["rate_limit"] * 3
+    assert rows[0]["reason_message"].startswith("resource not found: fault://nowhere;")
     for row in rows:
         assert sum(len(str(value)) for value in row.values()) < 1000, row

@@ -216,6 +216,8 @@ def _refusal(answer: Answer) -> tuple[str, str] | None:
     Pattern A envelope the client got or the JSON-RPC error (`CODE: message`)."""
     if answer.outcome not in (Outcome.DENIED, Outcome.UNAVAILABLE, Outcome.ERROR):
         return None
+    if answer.reason is not None and answer.error is not None:
+        return answer.reason, reasons.message(answer.error.error.message)
     if answer.error is not None:
         code, _, message = answer.error.error.message.partition(": ")
         data = answer.error.error.data

@@ -24,6 +24,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 
+from colibri.core import reasons
 from colibri.switchboard.base import CallTimedOut, DownstreamError, PeerError, ResultT
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.routing.observers import Answer, Observers, Outcome, Refusal, RoutedCall, Tried
@@ -92,8 +93,9 @@ async def _answer(
         limited = observers.refused(call)
         if limited is not None:
             return Answer(Outcome.DENIED, error=_refused(limited))
-        unavailable = exc.error.code == INTERNAL_ERROR  # SERVICE_UNAVAILABLE; else it is unknown
-        return Answer(Outcome.UNAVAILABLE if unavailable else Outcome.DENIED, error=exc)
+        if exc.error.code == INTERNAL_ERROR:  # SERVICE_UNAVAILABLE, whose code names its reason
+            return Answer(Outcome.UNAVAILABLE, error=exc)
+        return Answer(Outcome.DENIED, error=exc, reason=reasons.UNKNOWN_TOOL)
     call.server = downstream.name
     refusal = observers.admit(call)
     if refusal is not None:

@@ -106,6 +106,8 @@ class Answer:
     result: types.CallToolResult | dict[str, Any] | types.Result | None = None
     error: MCPError | None = None
     tried: tuple[Tried, ...] = field(default=())
+    # Why it was refused where its error's code does not say (an unknown resource or prompt).
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
