@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -41,6 +42,7 @@ KNOWN_VARIABLES = frozenset(
         "COLIBRI_HTTP_MAX_BODY_BYTES",
         "COLIBRI_HTTP_MAX_FORM_BYTES",
         "COLIBRI_HTTP_BODY_TIMEOUT_S",
+        "COLIBRI_PRINCIPAL",
     }
 )
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -99,6 +101,23 @@ def log_origin(env: Mapping[str, str]) -> str | None:
     if not raw.strip() or not raw.isprintable():
         raise ConfigError("COLIBRI_LOG_ORIGIN", raw, ["one line of printable text, e.g. example.com/colibri"])
     return raw
+
+
+_PRINCIPAL_NAME = re.compile(r"[A-Za-z0-9._@-]{1,64}")
+
+
+def local_principal(env: Mapping[str, str]) -> str:
+    """COLIBRI_PRINCIPAL=NAME: the stdio caller's principal, `local:NAME` (SPEC §20); `local` when
+    unset. Unauthenticated, so it only labels: the `local:` prefix keeps it apart from every token's
+    name (no token may hold a `:`, core/principals.py)."""
+    raw = env.get("COLIBRI_PRINCIPAL")
+    if raw is None or raw == "":
+        return "local"
+    if _PRINCIPAL_NAME.fullmatch(raw) is None:
+        raise ConfigError(
+            "COLIBRI_PRINCIPAL", raw, ["a name of 1 to 64 letters, digits, '.', '_', '-' or '@', e.g. ana"]
+        )
+    return f"local:{raw}"
 
 
 def seconds(env: Mapping[str, str], variable: str, default: float) -> float:

@@ -11,6 +11,7 @@ from colibri.core.env import (
     DEFAULT_MAX_MESSAGE_BYTES,
     ConfigError,
     DbSync,
+    local_principal,
     log_origin,
     max_message_bytes,
     missing_db_folder,
@@ -39,6 +40,7 @@ class Config:
     checkpoint_export: Path | None = None
     db_url: str | None = None  # COLIBRI_DB_URL: a postgresql:// URL chooses PostgreSQL over db_path
     witness_policy: Path | None = None  # COLIBRI_WITNESS_POLICY: the witnesses checkpoints go to (§16)
+    local_principal: str = "local"  # COLIBRI_PRINCIPAL=NAME: `local:NAME`, the stdio caller (§20)
 
     @property
     def db_target(self) -> Path | str:
@@ -76,6 +78,7 @@ class Config:
             checkpoint_interval_s=seconds(env, "COLIBRI_CHECKPOINT_INTERVAL_S", 60.0),
             checkpoint_export=optional_path(env, "COLIBRI_CHECKPOINT_EXPORT"),
             witness_policy=optional_path(env, "COLIBRI_WITNESS_POLICY"),
+            local_principal=local_principal(env),
         )
 
 

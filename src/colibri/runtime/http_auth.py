@@ -125,8 +125,8 @@ def auth_settings(base_url: str) -> AuthSettings:
     )
 
 
-def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
-    """The proved caller of the request in `ctx`; `local` where no token is required."""
+def caller_of(ctx: ServerRequestContext[Any, Any], anonymous: Caller = LOCAL) -> Caller:
+    """The proved caller of the request in `ctx`; `anonymous` where no token is required."""
     token: AccessToken | None = None
     request = ctx.request
     if isinstance(request, Request) and isinstance(request.scope.get("user"), AuthenticatedUser):
@@ -134,5 +134,5 @@ def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
     else:
         token = get_access_token()
     if token is None:
-        return LOCAL
+        return anonymous
     return Caller(token.client_id, "write" if "write" in token.scopes else "read")

@@ -16,6 +16,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from colibri.chain.pipeline import Reply
+from colibri.core.callers import LOCAL, Caller
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
 from colibri.runtime import skills_extension
@@ -62,8 +63,9 @@ _AT_ONCE_METHODS = frozenset({"initialize", "server/discover", "ping"})
 class _EdgeMiddleware:
     """Holds requests back until phase 2 (bounded) and routes non-object arguments to the chain."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, anonymous: Caller) -> None:
         self._app = app
+        self._anonymous = anonymous
         # System tools answer at once, even while phase 2 runs (SPEC §1.3).
         self._at_once = frozenset(
             name for name, tool in app.tools.items() if tool.tool_class is ToolClass.SYSTEM
@@ -82,22 +84,25 @@ class _EdgeMiddleware:
             await self._app.wait_ready()
         arguments = params.get("arguments")
         if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
-            return to_result(await self._app.call(name, arguments, caller_of(ctx)))
+            return to_result(await self._app.call(name, arguments, caller_of(ctx, self._anonymous)))
         return await call_next(ctx)
 
 
-def build_server(app: App) -> Server[Any]:
+def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
+    """The MCP server in front of `app`; `anonymous` is the caller of a request no token proved
+    (on stdio, `local` or COLIBRI_PRINCIPAL's `local:NAME`)."""
+
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        caller = caller_of(ctx)
+        caller = caller_of(ctx, anonymous)
         tools = [describe(tool) for tool in app.admitted() if caller.admits(tool)]
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return to_result(await app.call(params.name, params.arguments, caller_of(ctx)))
+        return to_result(await app.call(params.name, params.arguments, caller_of(ctx, anonymous)))
 
     mode = app.config.mode
     admitted = [name for name, tool in app.tools.items() if tool.admitted_in(mode)]
@@ -110,13 +115,17 @@ def build_server(app: App) -> Server[Any]:
     )
     skills_extension.install(server, app)  # the skill registry as skill:// resources (SEP-2640)
     # The SDK's default is its OpenTelemetry span per message: kept only when tracing is on.
-    server.middleware = [*sdk_middleware(server.middleware), NoSessionMessage(), _EdgeMiddleware(app)]
+    server.middleware = [
+        *sdk_middleware(server.middleware),
+        NoSessionMessage(),
+        _EdgeMiddleware(app, anonymous),
+    ]
     return server
 
 
 async def serve_stdio(app: App) -> None:
     """Phase 1: transport up at once; phase 2 runs beside it. Returns on stdin EOF."""
-    server = build_server(app)
+    server = build_server(app, Caller(app.config.local_principal))
     options = server.create_initialization_options()
     await run_stdio(
         server,
