@@ -10,8 +10,9 @@ STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed
 
 # Suites that drive Colibri with the clients and servers people use (the TypeScript SDK, the MCP
-# Inspector, the conformance suite, server-everything) each pin their npm packages in a lock file.
-NPM_DIRS := tests/interop tests/http/npm tests/switchboard/npm
+# Inspector, the conformance suite, server-everything, the OAuth tests' identity provider
+# oidc-provider) each pin their npm packages in a lock file.
+NPM_DIRS := tests/interop tests/http/npm tests/switchboard/npm tests/idp
 NPM_STAMPS := $(NPM_DIRS:%=%/node_modules/.installed)
 
 .PHONY: run test lint bench clean npm node22 postgres-binaries chromium go-toolchain
