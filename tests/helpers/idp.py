@@ -12,8 +12,13 @@ suite uses works on the machine's Node.js 20, so it runs there (no `make node22`
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
 import json
 import os
+import re
+import secrets
 import selectors
 import subprocess
 import tempfile
@@ -77,6 +82,51 @@ class IdentityProvider:
             form["scope"] = scope
         return self._token(**form)
 
+    def authorization_code_token(self, user: str, resource: str, scope: str = SCOPES) -> dict[str, Any]:
+        """The token response of an authorization code + PKCE grant for `resource`, `user` signed in.
+
+        The provider's development login and consent pages are HTML forms, posted here as a browser
+        would (any password); the MCP clients' own sign-in through a browser is for their tests.
+        """
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
+        query = {
+            "client_id": self.public_client_id,
+            "response_type": "code",
+            "redirect_uri": self.redirect_uri,
+            "scope": f"openid {scope}",
+            "resource": resource,
+            "code_challenge": challenge.decode(),
+            "code_challenge_method": "S256",
+            "state": secrets.token_urlsafe(16),
+        }
+        with httpx2.Client(timeout=10) as browser:
+            answer = browser.get(f"{self.issuer}/auth", params=query)
+            for _ in range(10):  # login, consent: a few redirects each
+                location = answer.headers.get("location")
+                if location is None:
+                    action, fields = _form(answer, user)
+                    answer = browser.post(action, data=fields)
+                elif location.startswith(self.redirect_uri):
+                    return self._redeem(location, query, verifier)
+                else:
+                    answer = browser.get(answer.url.join(location))
+        raise AssertionError(f"the sign-in of {user} never came back to {self.redirect_uri}")
+
+    def _redeem(self, location: str, query: dict[str, str], verifier: str) -> dict[str, Any]:
+        params = httpx2.URL(location).params
+        assert params.get("state") == query["state"], f"state changed on the way back: {location}"
+        assert "code" in params, f"no code in the redirect: {location}"
+        form = {
+            "grant_type": "authorization_code",
+            "code": params["code"],
+            "redirect_uri": self.redirect_uri,
+            "code_verifier": verifier,
+            "client_id": self.public_client_id,
+            "resource": query["resource"],
+        }
+        return _json(httpx2.post(self.token_endpoint, data=form, timeout=10))
+
     def rotate_keys(self) -> str:
         """Add a new signing key, first in the JWKS (the old ones stay published); its `kid`."""
         kid: str = _json(httpx2.post(f"{self.issuer}/test/rotate", timeout=30))["kid"]
@@ -87,6 +137,18 @@ class IdentityProvider:
             self.token_endpoint, data=form, auth=(self.client_id, self.client_secret), timeout=10
         )
         return _json(answer)
+
+
+def _form(page: httpx2.Response, user: str) -> tuple[str, dict[str, str]]:
+    """Where the provider's login or consent form posts, and what it posts."""
+    assert page.status_code == 200, f"{page.request.url}: {page.status_code} {page.text[:500]}"
+    action = re.search(r'<form[^>]*action="([^"]+)"', page.text)
+    prompt = re.search(r'name="prompt" value="(\w+)"', page.text)
+    assert action and prompt, f"no sign-in form at {page.request.url}: {page.text[:500]}"
+    fields = {"prompt": prompt[1]}
+    if prompt[1] == "login":
+        fields.update(login=user, password="any password")
+    return str(page.url.join(html.unescape(action[1]))), fields
 
 
 def _json(answer: httpx2.Response) -> Any:

@@ -104,3 +104,25 @@ def test_after_rotation_tokens_are_signed_by_a_new_key_in_the_jwks(idp: Identity
     assert published[0] == new_kid and old_kid in published
     verified(idp, after, RESOURCE)
     verified(idp, before, RESOURCE)  # tokens issued before the rotation still verify
+
+
+def test_a_signed_in_user_gets_a_jwt_with_email_and_groups(idp: IdentityProvider) -> None:
+    for user, groups in (("ana@example.com", ["sre"]), ("bob@example.com", ["dev"])):
+        answer = idp.authorization_code_token(user, RESOURCE)
+        claims = verified(idp, answer["access_token"], RESOURCE)
+        assert claims["sub"] == user
+        assert claims["email"] == user
+        assert claims["groups"] == groups
+        assert claims["scope"] == SCOPES
+        assert claims["client_id"] == idp.public_client_id
+
+
+def test_a_user_token_exchanged_keeps_the_user(idp: IdentityProvider) -> None:
+    subject = idp.authorization_code_token("ana@example.com", RESOURCE)["access_token"]
+    exchanged = verified(idp, idp.exchange_token(subject, OTHER)["access_token"], OTHER)
+    assert (exchanged["sub"], exchanged["email"], exchanged["groups"]) == (
+        "ana@example.com",
+        "ana@example.com",
+        ["sre"],
+    )
+    assert exchanged["client_id"] == idp.client_id  # the gateway's client asked for it
