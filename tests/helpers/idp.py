@@ -45,6 +45,16 @@ USERS = {"ana@example.com": ("sre",), "bob@example.com": ("dev",)}
 
 
 @dataclass(frozen=True)
+class AuthorizationRequest:
+    """Where a browser starts a sign-in, and what redeeming its code needs."""
+
+    url: str
+    resource: str
+    state: str
+    verifier: str
+
+
+@dataclass(frozen=True)
 class IdentityProvider:
     """A running provider: its issuer, its clients, and what a test asks of it."""
 
@@ -82,14 +92,11 @@ class IdentityProvider:
             form["scope"] = scope
         return self._token(**form)
 
-    def authorization_code_token(self, user: str, resource: str, scope: str = SCOPES) -> dict[str, Any]:
-        """The token response of an authorization code + PKCE grant for `resource`, `user` signed in.
-
-        The provider's development login and consent pages are HTML forms, posted here as a browser
-        would (any password); the MCP clients' own sign-in through a browser is for their tests.
-        """
+    def authorization_request(self, resource: str, scope: str = SCOPES) -> AuthorizationRequest:
+        """A fresh authorization code + PKCE request of the public client for `resource`."""
         verifier = secrets.token_urlsafe(48)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
+        state = secrets.token_urlsafe(16)
         query = {
             "client_id": self.public_client_id,
             "response_type": "code",
@@ -98,34 +105,45 @@ class IdentityProvider:
             "resource": resource,
             "code_challenge": challenge.decode(),
             "code_challenge_method": "S256",
-            "state": secrets.token_urlsafe(16),
+            "state": state,
         }
+        url = str(httpx2.URL(f"{self.issuer}/auth", params=query))
+        return AuthorizationRequest(url, resource, state, verifier)
+
+    def redeem(self, request: AuthorizationRequest, location: str) -> dict[str, Any]:
+        """The token response for the code in `location`, where the sign-in came back to."""
+        params = httpx2.URL(location).params
+        assert params.get("state") == request.state, f"state changed on the way back: {location}"
+        assert "code" in params, f"no code in the redirect: {location}"
+        form = {
+            "grant_type": "authorization_code",
+            "code": params["code"],
+            "redirect_uri": self.redirect_uri,
+            "code_verifier": request.verifier,
+            "client_id": self.public_client_id,
+            "resource": request.resource,
+        }
+        return _json(httpx2.post(self.token_endpoint, data=form, timeout=10))
+
+    def authorization_code_token(self, user: str, resource: str, scope: str = SCOPES) -> dict[str, Any]:
+        """The token response of an authorization code + PKCE grant for `resource`, `user` signed in.
+
+        The provider's development login and consent pages are plain HTML forms, posted here as a
+        browser would (any password); tests/idp/test_provider.py also signs in with Chromium.
+        """
+        request = self.authorization_request(resource, scope)
         with httpx2.Client(timeout=10) as browser:
-            answer = browser.get(f"{self.issuer}/auth", params=query)
+            answer = browser.get(request.url)
             for _ in range(10):  # login, consent: a few redirects each
                 location = answer.headers.get("location")
                 if location is None:
                     action, fields = _form(answer, user)
                     answer = browser.post(action, data=fields)
                 elif location.startswith(self.redirect_uri):
-                    return self._redeem(location, query, verifier)
+                    return self.redeem(request, location)
                 else:
                     answer = browser.get(answer.url.join(location))
         raise AssertionError(f"the sign-in of {user} never came back to {self.redirect_uri}")
-
-    def _redeem(self, location: str, query: dict[str, str], verifier: str) -> dict[str, Any]:
-        params = httpx2.URL(location).params
-        assert params.get("state") == query["state"], f"state changed on the way back: {location}"
-        assert "code" in params, f"no code in the redirect: {location}"
-        form = {
-            "grant_type": "authorization_code",
-            "code": params["code"],
-            "redirect_uri": self.redirect_uri,
-            "code_verifier": verifier,
-            "client_id": self.public_client_id,
-            "resource": query["resource"],
-        }
-        return _json(httpx2.post(self.token_endpoint, data=form, timeout=10))
 
     def rotate_keys(self) -> str:
         """Add a new signing key, first in the JWKS (the old ones stay published); its `kid`."""

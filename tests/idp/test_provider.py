@@ -12,6 +12,7 @@ import jwt
 import pytest
 
 from tests.helpers.idp import SCOPES, IdentityProvider
+from tests.ui.browser import browser_page
 
 RESOURCE = "http://127.0.0.1:9/mcp"
 OTHER = "http://127.0.0.1:10/mcp"
@@ -126,3 +127,19 @@ def test_a_user_token_exchanged_keeps_the_user(idp: IdentityProvider) -> None:
         ["sre"],
     )
     assert exchanged["client_id"] == idp.client_id  # the gateway's client asked for it
+
+
+def test_a_user_signs_in_with_chromium(idp: IdentityProvider) -> None:
+    request = idp.authorization_request(RESOURCE)
+    with browser_page() as page:
+        # Nothing listens at the client's loopback redirect URI: the browser's arrival there is the answer.
+        page.route(f"{idp.redirect_uri}**", lambda route: route.fulfill(status=200, body="signed in"))
+        page.goto(request.url)
+        page.fill('input[name="login"]', "bob@example.com")
+        page.fill('input[name="password"]', "whatever")
+        page.click("button[type=submit]")
+        page.click("text=Continue")
+        page.wait_for_url(f"{idp.redirect_uri}**")
+        location = page.url
+    claims = verified(idp, idp.redeem(request, location)["access_token"], RESOURCE)
+    assert (claims["sub"], claims["groups"]) == ("bob@example.com", ["dev"])
