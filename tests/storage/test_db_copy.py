@@ -30,9 +30,11 @@ def _source(path: Path) -> None:
     migrate(db, MIGRATIONS)
     bulk_chain(db, 10_000)
     sessions.finalize(db, "bulk")
+    # What proved the caller (0032): an identity provider's issuer and the token's id.
     db.execute(
         "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at,"
-        " duration_ms, principal) VALUES ('c1', 'task_create', '{}', 'ok', 'h', 'now', 1.25, 'alice')"
+        " duration_ms, principal, issuer, token_id) VALUES ('c1', 'task_create', '{}', 'ok', 'h', 'now',"
+        " 1.25, 'alice', 'https://idp.example.com', 'jti-1')"
     )
     # A refusal's reason and message (0030), and a switchboard's own event, are copied too.
     db.execute(

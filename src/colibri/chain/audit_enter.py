@@ -52,7 +52,7 @@ class AuditEnter:
             call.correlation_id,
             call.tool_name,
             call.arguments.model_dump_json(),
-            call.caller.principal,
+            call.caller,  # the whole identity: its issuer and token_id go in the row too (SPEC §20)
             call.started_at,
             trace_id=call.trace_id,
         )

@@ -44,6 +44,8 @@ class AuditExit:
                 duration_ms,
                 call.caller.principal,
                 call.trace_id,
+                issuer=call.caller.issuer,
+                token_id=call.caller.token_id,
             )
             self._audit.later(row)
         else:

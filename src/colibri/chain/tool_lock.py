@@ -81,7 +81,7 @@ class ToolLock:
         denied = self._audit.denied(
             ids.correlation_id(),
             call.tool_name,
-            call.caller.principal,
+            call.caller,
             call.trace_id,
             reason=reason,
             message=reasons.message(message),

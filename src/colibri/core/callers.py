@@ -1,8 +1,9 @@
-"""Who is calling: the principal the server proved, and what its scope lets it run.
+"""Who is calling: the identity the server proved, and what its scope lets it run.
 
-stdio calls come from the process that launched the server: principal `local`, no limit.
-Over HTTP the principal is the name of the bearer token; a `read` token runs only the
-tools READONLY would (system and read classes), whatever the mode admits beyond them.
+stdio calls come from the process that launched the server: principal `local` (`local:NAME`
+with COLIBRI_PRINCIPAL), no limit. Over HTTP the principal is the name of the bearer token; a
+`read` token runs only the tools READONLY would (system and read classes), whatever the mode
+admits beyond them.
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from colibri.core.identity import Identity
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
 
 
 @dataclass(frozen=True, slots=True)
-class Caller:
-    principal: str
+class Caller(Identity):
+    """An `Identity` (principal, issuer, token_id: what the audit row records) and its scope."""
+
     scope: str = "write"  # "read" | "write"
 
     def admits(self, tool: Tool) -> bool:

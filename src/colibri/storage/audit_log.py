@@ -31,9 +31,11 @@ from dataclasses import dataclass
 
 from colibri.core.clock import utc_now
 from colibri.core.errors import StorageError
+from colibri.core.identity import Identity, identity_of
 from colibri.core.modes import writes_allowed
 from colibri.core.state import ServerState
 from colibri.storage import Connection, Cursor, Database, Migration
+from colibri.storage.audit_identity import MIGRATION as IDENTITY
 from colibri.storage.audit_later import LaterRows
 from colibri.storage.audit_outcomes import SQLITE as GATEWAY_OUTCOMES
 from colibri.storage.audit_reasons import SQLITE as REASONS
@@ -96,6 +98,7 @@ MIGRATIONS = [
     Migration("0020_actions_trace_id", ("ALTER TABLE actions ADD COLUMN trace_id TEXT",)),
     GATEWAY_OUTCOMES,  # timeout and unavailable, for the switchboard's calls (audit_outcomes.py)
     REASONS,  # reason and reason_message of a refusal, and the outcome event (audit_reasons.py)
+    IDENTITY,  # issuer and token_id: what proved the caller (audit_identity.py, SPEC §20)
 ]
 
 
@@ -148,7 +151,7 @@ class AuditLog:
         correlation_id: str,
         tool: str,
         arguments: str,
-        principal: str,
+        principal: str | Identity,
         started_at: str | None = None,
         *,
         trace_id: str | None = None,
@@ -162,15 +165,16 @@ class AuditLog:
         correlation_id: str,
         tool: str,
         arguments: str,
-        principal: str,
+        principal: str | Identity,
         started_at: str | None = None,
         *,
         trace_id: str | None = None,
     ) -> OpenRow:
-        """Insert the call's `running` row; its number is read only when first needed."""
-        row = OpenRow(
-            correlation_id, tool, arguments, principal, started_at or utc_now(), False, None, trace_id
-        )
+        """Insert the call's `running` row, with its caller's issuer and token_id (SPEC §20); its number
+        is read only when first needed."""
+        who = identity_of(principal)
+        principal, at = who.principal, started_at or utc_now()
+        row = OpenRow(correlation_id, tool, arguments, principal, at, False, None, trace_id)
         db = self._db()
         if db is None:
             log.debug(
@@ -178,7 +182,7 @@ class AuditLog:
             )
             return row
         row.in_transaction = db.in_transaction
-        row.number = open_running(db, correlation_id, tool, arguments, principal, row.started_at, trace_id)
+        row.number = open_running(db, correlation_id, tool, arguments, principal, at, trace_id, who)
         if not db.dialect.pipelined:
             row.sequence_no  # noqa: B018 - read now: an unread INSERT ... RETURNING blocks SQLite
         return row
@@ -220,7 +224,7 @@ class AuditLog:
         self,
         correlation_id: str,
         tool: str,
-        principal: str,
+        principal: str | Identity,
         trace_id: str | None = None,
         *,
         reason: str | None = None,
@@ -229,12 +233,12 @@ class AuditLog:
         """A refusal is decided on the event loop, outside the lock: its row waits for `flush_later`,
         which the refusing stage runs before it answers. True when the row waits. `reason` and
         `message` say why (core/reasons.py)."""
+        who = identity_of(principal)
         if self._db() is None:
-            log.debug("audit-denied %s %s by %s (%s)", tool, correlation_id, principal, reason)
+            log.debug("audit-denied %s %s by %s (%s)", tool, correlation_id, who.principal, reason)
             return False
-        row = FinishedCall(
-            correlation_id, tool, "null", "denied", None, utc_now(), 0.0, principal, trace_id, reason, message
-        )
+        row = FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, who.principal,
+                           trace_id, reason, message, who.issuer, who.token_id)  # fmt: skip
         return self.later(row)
 
     def later(self, row: FinishedCall) -> bool:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Protocol
 
 from colibri.core.database import Connection, Cursor, Database
+from colibri.core.identity import Identity
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,8 @@ class FinishedCall:
     trace_id: str | None = None  # the OpenTelemetry trace the call belonged to (SPEC §17)
     reason: str | None = None  # why it was refused (core/reasons.py); a row column, not in its entry
     reason_message: str | None = None  # the refusal's one-line message
+    issuer: str | None = None  # who issued the caller's credential (core/identity.py, SPEC §20)
+    token_id: str | None = None  # the credential's id: a JWT's jti, else the token's SHA-256
 
 
 class LogAction(Protocol):
@@ -59,16 +63,28 @@ _OPEN = (
     "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id)"
     " VALUES (?, ?, ?, 'running', ?, ?, ?) RETURNING sequence_no"
 )
-_FINISHED = (
-    "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms,"
-    " principal, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING sequence_no"
+# A caller a credential proved also has its issuer and token_id (0032); stdio's leave them out.
+_OPEN_IDENTIFIED = (
+    "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id, issuer,"
+    " token_id) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?) RETURNING sequence_no"
 )
-# A refusal's row also says why (0030); the others leave both columns out, as before it.
-_REFUSED = (
-    "INSERT INTO actions (correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms,"
-    " principal, trace_id, reason, reason_message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    " RETURNING sequence_no"
+_COLUMNS = (
+    "correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms, principal, trace_id"
 )
+
+
+@cache
+def _finished_sql(identified: bool, refused: bool) -> str:
+    """The INSERT of a finished row: with issuer and token_id when a credential proved its caller
+    (0032), with reason and reason_message when it was refused (0030); the others leave those
+    columns out, as before them."""
+    columns = (
+        _COLUMNS
+        + (", issuer, token_id" if identified else "")
+        + (", reason, reason_message" if refused else "")
+    )
+    marks = ", ".join("?" * (columns.count(",") + 1))
+    return f"INSERT INTO actions ({columns}) VALUES ({marks}) RETURNING sequence_no"
 
 
 def open_running(  # noqa: PLR0917 - positional in the order the audit row holds them
@@ -79,11 +95,15 @@ def open_running(  # noqa: PLR0917 - positional in the order the audit row holds
     principal: str,
     started_at: str,
     trace_id: str | None = None,
+    identity: Identity | None = None,
 ) -> Cursor:
     """Open a call's row, `running`, before the call runs. Its sequence_no is the cursor's one row,
     read when needed (`int(cursor.fetchone()[0])`): on PostgreSQL the statement is pipelined, and
-    reading it waits for the server."""
-    return conn.execute(_OPEN, (correlation_id, tool, arguments, started_at, principal, trace_id))
+    reading it waits for the server. `identity` (of `principal`) gives the issuer and token_id."""
+    values = (correlation_id, tool, arguments, started_at, principal, trace_id)
+    if identity is None or (identity.issuer is None and identity.token_id is None):
+        return conn.execute(_OPEN, values)
+    return conn.execute(_OPEN_IDENTIFIED, (*values, identity.issuer, identity.token_id))
 
 
 def log_finished(conn: Connection, sequence_no: int, row: FinishedCall, on_finished: LogAction) -> None:
@@ -149,21 +169,22 @@ def write_finished(
 ) -> list[int]:
     """Insert the rows and log each; returns their numbers. Every INSERT is sent before the first
     number is read, so on PostgreSQL all of them cost one round trip."""
-    inserted = [
-        conn.execute(_FINISHED, _values(row))
-        if row.reason is None
-        else conn.execute(_REFUSED, (*_values(row), row.reason, row.reason_message))
-        for row in rows
-    ]
+    inserted = [conn.execute(_finished_sql(*_shape(row)), _values(row)) for row in rows]
     numbers = [int(cursor.fetchone()[0]) for cursor in inserted]
     for row, sequence_no in zip(rows, numbers, strict=True):
         log_finished(conn, sequence_no, row, on_finished)
     return numbers
 
 
+def _shape(r: FinishedCall) -> tuple[bool, bool]:
+    return (r.issuer is not None or r.token_id is not None, r.reason is not None)
+
+
 def _values(r: FinishedCall) -> tuple[object, ...]:
+    identified, refused = _shape(r)
     return (r.correlation_id, r.tool, r.arguments, r.outcome, r.result_hash, r.started_at, r.duration_ms,
-            r.principal, r.trace_id)  # fmt: skip
+            r.principal, r.trace_id, *((r.issuer, r.token_id) if identified else ()),
+            *((r.reason, r.reason_message) if refused else ()))  # fmt: skip
 
 
 def mark_interrupted(
