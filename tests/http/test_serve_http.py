@@ -148,7 +148,7 @@ async def test_missing_wrong_expired_and_revoked_tokens_get_401_and_no_audit_row
                 assert answer.status_code == 401, (presented, answer.text)
                 challenge = answer.headers["www-authenticate"]
                 assert challenge.startswith("Bearer ") and "resource_metadata=" in challenge
-            metadata_url = challenge.split('resource_metadata="')[1].rstrip('"')
+            metadata_url = challenge.split('resource_metadata="')[1].split('"')[0]
             metadata = (await http.get(metadata_url)).json()
             assert metadata["resource"] == server.url
             assert metadata["bearer_methods_supported"] == ["header"]

@@ -35,6 +35,7 @@ from colibri.serving.hosts import AllowedHosts, is_loopback
 from colibri.serving.http import base_url, run_http
 from colibri.serving.http_limits import HttpLimits
 from colibri.serving.listen import listen
+from colibri.serving.protected_resource import ProtectedResource, protect
 from colibri.serving.sessions import cap_sessions
 
 if TYPE_CHECKING:
@@ -126,6 +127,8 @@ async def serve_http(app: App, options: HttpOptions) -> None:
             *(options.pages(AppReader(app)) if options.pages else ()),
         ],
     )
+    if options.auth:  # before cap_sessions, which wraps what protect replaces
+        protect(web, ProtectedResource(f"{url}/mcp"))
     cap_sessions(web, limits.max_sessions_per_principal, limits.session_idle_s)
     log.info(
         "colibri %s serving Streamable HTTP at %s/mcp (%s); mode %s",

@@ -1,8 +1,8 @@
 """Bearer-token authentication for `colibri serve --http`, through the SDK's auth support.
 
 `DatabaseTokenVerifier` is the SDK `TokenVerifier`: the SDK's middleware calls it for every
-HTTP request, answers 401 with `WWW-Authenticate: Bearer ... resource_metadata=...` when it
-says no, and publishes the RFC 9728 protected-resource metadata. `caller_of` then reads the
+HTTP request; when it says no, `serving.protected_resource` answers 401 with `WWW-Authenticate:
+Bearer resource_metadata=..., scope=...` and publishes the RFC 9728 metadata. `caller_of` then reads the
 proved token back inside a request handler, as the `Caller` the chain records.
 """
 

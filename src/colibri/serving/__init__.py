@@ -10,7 +10,8 @@
 - `hosts`: the loopback rule and the Host/Origin allow-list; `guards.guarded`: the checks in
   front of every route of an HTTP face (allow-list, body caps and deadline, anti-framing).
 - `sessions`: MCP sessions capped per principal; `origin`: same-origin sign-in forms;
-  `bearer`: a plain route behind a bearer token; `secret_files`: a tokens file others may write.
+  `bearer`: a plain route behind a bearer token; `secret_files`: a tokens file others may write;
+  `protected_resource`: the RFC 9728 metadata and the `WWW-Authenticate` challenge of `/mcp`.
 - `http_limits`: the bounds of an HTTP face (sessions, bodies, slow sockets, connections).
 - `address.parse_address`, `exits` (the exit codes of every command), `logs` (the
   COLIBRI_LOG_LEVEL parser and stderr logging).

@@ -27,6 +27,7 @@ from colibri.serving.hosts import AllowedHosts
 from colibri.serving.http import base_url, run_http
 from colibri.serving.http_limits import HttpLimits
 from colibri.serving.listen import listen
+from colibri.serving.protected_resource import ProtectedResource, metadata_routes
 from colibri.storage import open_database
 from colibri.ui.checker import CHECKER
 from colibri.ui.pages import page_routes
@@ -57,6 +58,10 @@ def web_app(reader: Reader, options: UiOptions) -> ASGIApp:
         public_url=options.public_url,
         switchboard_config=options.switchboard_config,
     )
+    if options.require_token:
+        # The ui has no /mcp: its resource is its pages' root, named at both well-known paths (SPEC §20).
+        root = (options.public_url or base_url(options.host, options.port)).rstrip("/")
+        routes = [*metadata_routes(ProtectedResource(root)), *routes]
     return guarded(Starlette(routes=routes, exception_handlers={404: _no_page}), hosts, options.limits)
 
 

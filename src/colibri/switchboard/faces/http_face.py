@@ -7,8 +7,11 @@ from typing import Any
 
 from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
 
 from colibri.serving.bearer import Verify
+from colibri.serving.http import base_url
+from colibri.serving.protected_resource import ProtectedResource, protect
 from colibri.switchboard.audit import Pins
 from colibri.switchboard.faces.serving import Serving
 from colibri.switchboard.faces.status_page import status_routes
@@ -54,3 +57,10 @@ def auth_for(options: Serving, host: str, port: int) -> dict[str, Any]:
     shown = f"[{host}]" if ":" in host else host
     settings = AuthSettings(issuer_url=AnyHttpUrl(f"http://{shown}:{port}"), resource_server_url=None)
     return {"auth": settings, "token_verifier": TokensFile(options.tokens)}
+
+
+def challenge_for(app: Starlette, options: Serving, host: str, port: int) -> None:
+    """With tokens, /mcp's 401 and 403 name the RFC 9728 metadata, served at both well-known paths
+    (SPEC §20); call it before `cap_sessions`. The resource is http://HOST:PORT/mcp."""
+    if options.tokens is not None:
+        protect(app, ProtectedResource(f"{base_url(host, port)}/mcp"))

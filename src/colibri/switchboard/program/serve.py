@@ -33,6 +33,7 @@ from colibri.switchboard.faces import (
     Serving,
     auth_for,
     build_server,
+    challenge_for,
     probe_routes,
     status_page,
     token_check,
@@ -184,6 +185,7 @@ async def _serve_http(
         custom_starlette_routes=routes,
         **auth_for(options, host, port),
     )
+    challenge_for(app, options, host, port)
     cap_sessions(app, limits.max_sessions_per_principal, limits.session_idle_s)
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
