@@ -110,6 +110,7 @@ class Audit(Observer):
                 call.principal,
                 record.started_at,
                 record.trace_id,
+                call.identity,  # what proved the principal: issuer and token_id (SPEC §20)
             )
             return int(opened.fetchone()[0])
 
@@ -200,6 +201,8 @@ def _closings(record: Record, call: RoutedCall, answer: Answer) -> list[_Closing
             record.trace_id,
             None if why is None else why[0],
             None if why is None else why[1],
+            None if call.identity is None else call.identity.issuer,
+            None if call.identity is None else call.identity.token_id,
         )
         closings.append(_Closing(row, sequence_no))
     return closings

@@ -31,6 +31,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from colibri import __version__
+from colibri.core import tokens
+from colibri.core.identity import Identity
 from colibri.serving.tracing import sdk_middleware
 from colibri.switchboard.base import INVALID_PARAMS, envelopes
 from colibri.switchboard.faces.listening import Readers, listen_handler, publishing
@@ -59,7 +61,7 @@ def build_server(board: Switchboard) -> Gateway:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        caller, principal = SessionCaller(ctx.session, ctx.request_id), principal_of(ctx)
+        caller, principal = SessionCaller(ctx.session, ctx.request_id), identity_of_request(ctx)
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return await board.call(params.name, params.arguments, caller, principal)
         # A 2026-era client is asked for input in rounds of its own call (rounds.py).
@@ -178,11 +180,19 @@ def build_server(board: Switchboard) -> Gateway:
     return server
 
 
-def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:
-    """Who asked: the name of the token the HTTP request proved, else `local`."""
+def identity_of_request(ctx: ServerRequestContext[Any, Any]) -> Identity:
+    """Who asked, with what proved it: a token of the tokens file is named by its SHA-256 (the
+    digest the file holds), so the audit row ties the call to it (SPEC §20); else `local`."""
     request = ctx.request
     user = request.scope.get("user") if isinstance(request, Request) else None
-    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else LOCAL
+    if not isinstance(user, AuthenticatedUser):
+        return Identity(LOCAL)
+    return Identity(user.access_token.client_id, None, tokens.digest(user.access_token.token))
+
+
+def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Who asked: the name of the token the HTTP request proved, else `local`."""
+    return identity_of_request(ctx).principal
 
 
 async def _refuse_non_object_arguments(

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 
+from colibri.core.identity import Identity, identity_of
 from colibri.switchboard.base import Caller, Notified
 from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.downstream import Connector, Downstream, open_session
@@ -170,16 +171,18 @@ class Switchboard:
     def tools(self, principal: str | None = None) -> list[types.Tool]:
         return self.router.tools(principal)
 
-    def route(self, name: str, arguments: dict[str, Any] | None, principal: str = LOCAL) -> Route:
-        """The way of one tools/call, from admission to answer; every lane's calls take one."""
-        return self.router.route(RoutedCall(name, arguments, principal))
+    def route(self, name: str, arguments: dict[str, Any] | None, principal: str | Identity = LOCAL) -> Route:
+        """The way of one tools/call, from admission to answer; every lane's calls take one.
+        `principal` may come as the whole Identity the HTTP face proved (core/identity.py)."""
+        who = identity_of(principal)
+        return self.router.route(RoutedCall(name, arguments, who.principal, identity=who))
 
     async def call(
         self,
         name: str,
         arguments: dict[str, Any] | None,
         caller: Caller | None = None,
-        principal: str = LOCAL,
+        principal: str | Identity = LOCAL,
     ) -> types.CallToolResult:
         """Route one call and await its answer. Raises `MCPError` only to pass a downstream's
         JSON-RPC error through."""

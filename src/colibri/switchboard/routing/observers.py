@@ -40,6 +40,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from colibri.core.identity import Identity
 from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.health import State, Transition
 
@@ -68,8 +69,9 @@ class RoutedCall:
 
     `name` is what the client named (`server.tool`, a fallback capability, `server.prompt`, a
     resource URI); `method` the MCP method; `principal` who asked (the token's name over HTTP);
-    `server` the server a resources/read or prompts/get goes to, once known. `record` is the
-    audit's, between its moments.
+    `server` the server a resources/read or prompts/get goes to, once known; `identity` what
+    proved the principal (its issuer and token_id go in the audit row, SPEC §20; None: nothing
+    did). `record` is the audit's, between its moments.
     """
 
     name: str
@@ -77,6 +79,7 @@ class RoutedCall:
     principal: str = LOCAL
     method: str = "tools/call"
     server: str | None = None
+    identity: Identity | None = None
     record: Any = field(default=None, compare=False, repr=False)
 
     @property
