@@ -72,6 +72,8 @@ class StoredAction:
     trace_id: str | None  # None also where the store has no trace_id column yet
     reason: str | None = None  # why it was refused, and its message (SPEC §21, 0030)
     reason_message: str | None = None
+    issuer: str | None = None  # what proved the caller (SPEC §20, 0032): None for a Colibri token
+    token_id: str | None = None  # the token's SHA-256 (or a JWT's jti); None on stdio
 
 
 def get_action(conn: Connection, sequence_no: int) -> StoredAction | None:
@@ -80,17 +82,25 @@ def get_action(conn: Connection, sequence_no: int) -> StoredAction | None:
     columns = {str(row[0]) for row in conn.execute(conn.dialect.table_columns, ("actions",))}
     trace = "trace_id" if "trace_id" in columns else "NULL"
     why = "reason, reason_message" if "reason" in columns else "NULL, NULL"
+    who = _IDENTITY if "token_id" in columns else "NULL, NULL"
     row = conn.tuples(
         "SELECT sequence_no, correlation_id, tool, principal, arguments, outcome, result_hash, started_at,"
-        f" duration_ms, {trace}, {why} FROM actions WHERE sequence_no = ?",
+        f" duration_ms, {trace}, {why}, {who} FROM actions WHERE sequence_no = ?",
         (sequence_no,),
     ).fetchone()
     return None if row is None else StoredAction(*row)
 
 
+_IDENTITY = "issuer, token_id"
+
+
 def _has_reason(conn: Connection) -> bool:
     """Whether the store has 0030's columns (a page reads stores from before it too)."""
-    return any(str(row[0]) == "reason" for row in conn.execute(conn.dialect.table_columns, ("actions",)))
+    return _has(conn, "reason")
+
+
+def _has(conn: Connection, column: str) -> bool:
+    return any(str(row[0]) == column for row in conn.execute(conn.dialect.table_columns, ("actions",)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +112,17 @@ class ActionSummary:
     outcome: str
     reason: str | None
     reason_message: str | None
+    issuer: str | None = None  # what proved the caller (SPEC §20); None also before 0032
+    token_id: str | None = None
 
 
 def action_summaries(conn: Connection, first: int, last: int) -> dict[int, ActionSummary]:
     """The calls numbered first..last, by number: one range scan of the primary key."""
     why = "reason, reason_message" if _has_reason(conn) else "NULL, NULL"
+    who = _IDENTITY if _has(conn, "token_id") else "NULL, NULL"
     rows = conn.tuples(
-        f"SELECT sequence_no, principal, tool, outcome, {why} FROM actions WHERE sequence_no BETWEEN ? AND ?",
+        f"SELECT sequence_no, principal, tool, outcome, {why}, {who} FROM actions"
+        " WHERE sequence_no BETWEEN ? AND ?",
         (first, last),
     )
     return {int(row[0]): ActionSummary(*row[1:]) for row in rows}
