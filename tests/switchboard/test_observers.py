@@ -24,6 +24,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 
+from colibri.core.identity import Identity
 from colibri.pipes import LineWriter
 from colibri.switchboard.base import Abandon, Done, DownstreamError, Hooks, NotSent
 from colibri.switchboard.config import ServerSpec, parse
@@ -164,7 +165,7 @@ async def test_the_sdk_lane_shows_each_call_to_the_observers_with_every_entry_tr
     assert result.content[0].text == "b.search"  # type: ignore[union-attr]
     assert recorder.moments() == ["admit", "before", "after"]
     _, call, answer = recorder.seen[-1]
-    assert call == RoutedCall("search", {"q": "x"}, "alice", "tools/call")
+    assert call == RoutedCall("search", {"q": "x"}, "alice", "tools/call", identity=Identity("alice"))
     assert answer.outcome is Outcome.OK
     assert [(t.server, t.target, t.outcome) for t in answer.tried] == [
         ("a", "search", "error"),
@@ -223,7 +224,7 @@ async def test_the_lean_lane_answers_at_once_and_holds_its_answer_for_an_observe
     assert (first["id"], second["id"]) == (1, 2)
     assert first["result"]["content"] == second["result"]["content"] == [{"type": "text", "text": "a.search"}]
     calls = [call for moment, call, _ in recorder.seen if moment == "after"]
-    assert calls == [RoutedCall("a.search", {}, LOCAL, "tools/call")] * 2
+    assert calls == [RoutedCall("a.search", {}, LOCAL, "tools/call", identity=Identity(LOCAL))] * 2
 
 
 class FailingAudit(Observer):
