@@ -67,7 +67,7 @@ async def test_http_clients_and_an_http_downstream(tmp_path: Path) -> None:
     board = None
     try:
         wait_for_port(remote_port, remote)
-        health = {"liveness_s": 0.2, "readiness_s": 1, "check_timeout_s": 0.5, "cooldown_s": 30}
+        health = {"liveness_s": 0.2, "readiness_s": 1, "check_timeout_s": 2, "cooldown_s": 30}
         board = start_board(tmp_path, downstreams, remote_port, board_port, health)
         url = f"http://127.0.0.1:{board_port}/mcp"
 
@@ -99,7 +99,10 @@ async def test_http_clients_and_an_http_downstream(tmp_path: Path) -> None:
     assert modern_answer.structured_content == {"echo": {"n": 3}, "server": "remote", "call": 3}
     # A dead HTTP server surfaces as a failed transport (or failed checks): out of routing either way.
     assert gone["routable"] is False
-    assert [t["to"] for t in gone["transitions"]][:1] == ["HEALTHY"] and len(gone["transitions"]) >= 2
+    # It was healthy, then left HEALTHY (a first check that timed out on a loaded machine may come
+    # before: the order, not the first entry, is what this shows).
+    moves = [t["to"] for t in gone["transitions"]]
+    assert "HEALTHY" in moves and moves[-1] != "HEALTHY", moves
     assert fallback.structured_content == {"echo": {"n": 4}, "server": "local", "call": 1}
     assert refused["code"] == "SERVICE_UNAVAILABLE"
     assert refused["message"].startswith("remote.work is unavailable: remote ")
