@@ -12,24 +12,18 @@ import pytest
 from colibri.core.identity import Identity
 from colibri.domains.log.api import log_action
 from colibri.domains.log.status import log_status
-from colibri.storage import Database, open_database
+from colibri.storage import Database
 from colibri.storage.audit_log import FinishedCall, close_running, insert_finished, open_running
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import migrations_for
-from tests.helpers import postgres as pg
+from tests.helpers.stores import store_before
 
 NAME = "0032_actions_identity"
 DIGEST = "ab" * 32
 
 
 def _old_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Database:
-    if backend == "sqlite":
-        db = open_database(tmp_path / "old.db")
-    else:
-        server: pg.PostgresServer = request.getfixturevalue("postgres_server")
-        db = open_database(server.new_database(migrated=False))
-    migrate(db, [m for m in migrations_for(db.dialect.name) if m.name < NAME])
-    return db
+    return store_before(NAME, backend, tmp_path, request)
 
 
 def test_an_existing_store_keeps_its_rows_and_records_what_proved_each_caller(

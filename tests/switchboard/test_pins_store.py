@@ -11,23 +11,17 @@ from pathlib import Path
 import pytest
 
 from colibri.domains.pins import api as pins
-from colibri.storage import Database, open_database
+from colibri.storage import Database
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import migrations_for
-from tests.helpers import postgres as pg
+from tests.helpers.stores import store_before
 
 NAME = "0031_pin_definitions"
 OLD, SEEN, OTHER = "a" * 64, "b" * 64, "c" * 64
 
 
 def _old_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Database:
-    if backend == "sqlite":
-        db = open_database(tmp_path / "old.db")
-    else:
-        server: pg.PostgresServer = request.getfixturevalue("postgres_server")
-        db = open_database(server.new_database(migrated=False))
-    migrate(db, [m for m in migrations_for(db.dialect.name) if m.name < NAME])
-    return db
+    return store_before(NAME, backend, tmp_path, request)
 
 
 def test_0031_keeps_the_pins_before_it_as_version_1_and_approves_only_the_reviewed_version(
