@@ -5,9 +5,10 @@ from __future__ import annotations
 from colibri.core.database import Database
 from colibri.domains.log.appends import adopt_existing, log_action, log_record
 from colibri.domains.log.continuity import KeyContinuityError
+from colibri.domains.log.keys import read_signer
 from colibri.domains.log.models import LogStatus
 from colibri.domains.log.notary import SEAL
-from colibri.domains.log.note import NoteError
+from colibri.domains.log.note import NoteError, Signer, Verifier
 from colibri.domains.log.policy import PolicyError
 from colibri.domains.log.store import seal_checkpoint
 from colibri.domains.log.tree import prepare_append
@@ -18,11 +19,14 @@ __all__ = [
     "LogStatus",
     "NoteError",
     "PolicyError",
+    "Signer",
+    "Verifier",
     "adopt_existing",
     "log_action",
     "log_record",
     "log_status",
     "prepare_append",
+    "read_signer",
     "seal_checkpoint",
 ]
 
