@@ -43,6 +43,7 @@ KNOWN_VARIABLES = frozenset(
         "COLIBRI_HTTP_MAX_FORM_BYTES",
         "COLIBRI_HTTP_BODY_TIMEOUT_S",
         "COLIBRI_PRINCIPAL",
+        "COLIBRI_TRUSTED_GATEWAYS",  # the gateways whose on-behalf-of statements are taken (§20)
     }
 )
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
