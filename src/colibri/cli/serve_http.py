@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
+from colibri.cli import oauth_options
 from colibri.cli.http_address import http_address, http_limits
 from colibri.runtime.config import Config
 from colibri.serving.exits import EXIT_USAGE
@@ -28,6 +30,7 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="the base URL clients use, e.g. https://colibri.example.com (https makes the cookie Secure)",
     )
+    oauth_options.add_arguments(serve)
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
@@ -45,6 +48,11 @@ def run(config: Config, args: argparse.Namespace) -> int:
     limits = http_limits("serve")
     if address is None or limits is None:
         return EXIT_USAGE
+    try:
+        oauth = oauth_options.oauth_settings(args)
+    except ValueError as exc:
+        print(f"colibri serve: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     host, port = address
     logs.configure(config.log_level)
 
@@ -54,10 +62,15 @@ def run(config: Config, args: argparse.Namespace) -> int:
         not args.no_auth,
         tuple(args.allow_host),
         args.public_url,
-        pages=lambda reader: page_routes(
-            reader, require_token=not args.no_auth, verifier=reader.verifier, public_url=args.public_url
+        pages=lambda reader, oauth_verifier: page_routes(
+            reader,
+            require_token=not args.no_auth,
+            verifier=reader.verifier,
+            public_url=args.public_url,
+            oauth=oauth_verifier,
         ),
         limits=limits,
+        oauth=oauth,
     )
 
     def serve() -> None:

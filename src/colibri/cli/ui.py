@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from colibri.cli import oauth_options
 from colibri.cli.http_address import http_address, http_limits
 from colibri.runtime.config import Config
 from colibri.serving.exits import EXIT_FAILED, EXIT_USAGE
@@ -47,6 +48,7 @@ def add_parser(commands: Any) -> None:
         metavar="FILE",
         help="the config of the switchboard whose audit store this is (named in /pins' approve commands)",
     )
+    oauth_options.add_arguments(ui)
 
 
 def run_ui(config: Config, args: argparse.Namespace) -> int:
@@ -63,6 +65,7 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         verifier = _verifier(args.verifier_key)
+        oauth = oauth_options.oauth_settings(args)
     except ValueError as exc:
         print(f"colibri ui: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -76,6 +79,7 @@ def run_ui(config: Config, args: argparse.Namespace) -> int:
         verifier=verifier,
         limits=limits,
         switchboard_config=args.switchboard_config,
+        oauth=oauth,
     )
     logs.configure(config.log_level)
     try:

@@ -43,6 +43,8 @@ KNOWN_VARIABLES = frozenset(
         "COLIBRI_HTTP_MAX_FORM_BYTES",
         "COLIBRI_HTTP_BODY_TIMEOUT_S",
         "COLIBRI_PRINCIPAL",
+        "COLIBRI_OAUTH_ISSUER",
+        "COLIBRI_OAUTH_CLIENT_SECRET",
         "COLIBRI_TRUSTED_GATEWAYS",  # the gateways whose on-behalf-of statements are taken (§20)
     }
 )

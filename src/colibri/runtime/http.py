@@ -35,11 +35,14 @@ from colibri.serving.hosts import AllowedHosts, is_loopback
 from colibri.serving.http import base_url, run_http
 from colibri.serving.http_limits import HttpLimits
 from colibri.serving.listen import listen
-from colibri.serving.protected_resource import ProtectedResource, protect
+from colibri.serving.oauth.either import EitherVerifier
+from colibri.serving.oauth.faces import oauth_verifier, protected_resource
+from colibri.serving.protected_resource import protect
 from colibri.serving.sessions import cap_sessions
 
 if TYPE_CHECKING:
     from colibri.domains.log.note import Verifier
+    from colibri.serving.oauth import OAuthSettings, OAuthVerifier
 
 log = logging.getLogger("colibri")
 T = TypeVar("T")
@@ -58,8 +61,10 @@ class HttpOptions:
     allowed_hosts: Sequence[str] = ()
     public_url: str | None = None  # the base URL clients use, when not http://HOST:PORT
     limits: HttpLimits = field(default_factory=HttpLimits)  # COLIBRI_HTTP_*
-    # The human pages at / (`colibri.ui`, wired by the CLI: it sits beside the runtime, not below).
-    pages: Callable[[AppReader], Sequence[Route]] | None = None
+    # The human pages at / (`colibri.ui`, wired by the CLI: it sits beside the runtime, not below),
+    # given the identity provider's verifier when there is one.
+    pages: Callable[[AppReader, OAuthVerifier | None], Sequence[Route]] | None = None
+    oauth: OAuthSettings | None = None  # --oauth-*: the identity provider's tokens too (SPEC §20)
 
 
 class AppReader:
@@ -108,7 +113,10 @@ async def serve_http(app: App, options: HttpOptions) -> None:
     server = build_server(app)
     url = (options.public_url or base_url(options.host, options.port)).rstrip("/")
     hosts = AllowedHosts.for_bind(options.host, options.allowed_hosts, options.public_url)
-    verifier = DatabaseTokenVerifier(app) if options.auth else None
+    resource = protected_resource(f"{url}/mcp", options.oauth)
+    own = DatabaseTokenVerifier(app) if options.auth else None
+    oauth = oauth_verifier(options.oauth, f"{url}/mcp")
+    verifier = EitherVerifier(own, oauth) if oauth is not None else own
     web = server.streamable_http_app(
         host=options.host,
         # No tool sends anything before its answer (no progress, no log, no request of its own),
@@ -123,12 +131,12 @@ async def serve_http(app: App, options: HttpOptions) -> None:
         max_sessions=limits.max_sessions,
         custom_starlette_routes=[
             *probe_routes(app),
-            *tile_routes(AppReader(app), require_token=options.auth),
-            *(options.pages(AppReader(app)) if options.pages else ()),
+            *tile_routes(AppReader(app), require_token=options.auth, oauth=oauth, resource=resource),
+            *(options.pages(AppReader(app), oauth) if options.pages else ()),
         ],
     )
     if options.auth:  # before cap_sessions, which wraps what protect replaces
-        protect(web, ProtectedResource(f"{url}/mcp"))
+        protect(web, resource)
     cap_sessions(web, limits.max_sessions_per_principal, limits.session_idle_s)
     log.info(
         "colibri %s serving Streamable HTTP at %s/mcp (%s); mode %s",
@@ -140,10 +148,12 @@ async def serve_http(app: App, options: HttpOptions) -> None:
     async with anyio.create_task_group() as tasks:
         for duty in duties(app):
             tasks.start_soon(duty)
+        if oauth is not None:
+            tasks.start_soon(oauth.issuer.start)
         await run_http(guarded(web, hosts, limits), options.host, options.port, limits, listener=listener)
         tasks.cancel_scope.cancel()
     log.info("HTTP server stopped; closing the database once the last call has finished")
     async with app.chain.lock:
         app.close()
-    if verifier is not None:
-        await verifier.aclose()
+    if own is not None:
+        await own.aclose()

@@ -27,6 +27,7 @@ from colibri.core.errors import StorageError
 from colibri.domains import access
 from colibri.runtime.app import App
 from colibri.serving.bearer import RefusalLog
+from colibri.serving.oauth.access import identity_of_access
 from colibri.storage import Database, async_reader, open_database
 
 if TYPE_CHECKING:
@@ -135,6 +136,8 @@ def caller_of(ctx: ServerRequestContext[Any, Any], anonymous: Caller = LOCAL) ->
         token = get_access_token()
     if token is None:
         return anonymous
-    # The audit row ties the call to its token by the digest the token is stored as (SPEC §20).
+    # The audit row ties the call to its token: an IdP's issuer and jti, or the digest a Colibri
+    # token is stored as (SPEC §20); the groups are for policies.
+    who = identity_of_access(token)
     scope = "write" if "write" in token.scopes else "read"
-    return Caller(token.client_id, token_id=tokens.digest(token.token), scope=scope)
+    return Caller(who.principal, who.issuer, who.token_id, who.groups, scope=scope)

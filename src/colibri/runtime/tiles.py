@@ -9,7 +9,8 @@ tile hash is SHA-256(0x00 ‖ entry hash). A hash of level L >= 1 is the stored 
 height 8L over its 256**L entries (log_nodes). Only what the latest checkpoint covers is served:
 a tile must fit in its size (otherwise 404), so every tile served is fixed forever, and full tiles
 say so (`Cache-Control: public, max-age=31536000, immutable`). With authentication on, every
-request needs a bearer token of any scope (401 otherwise).
+request needs a bearer token of any scope, Colibri's or the identity provider's (401 otherwise,
+naming the RFC 9728 metadata like /mcp's, SPEC §20).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from colibri.core.errors import StorageError
 from colibri.core.merkle import leaf_hash
 from colibri.domains import access
 from colibri.domains.log import cosigned, store, tree
+from colibri.serving.oauth import OAuthVerifier
+from colibri.serving.protected_resource import ProtectedResource
 
 T = TypeVar("T")
 HEIGHT, WIDTH = 8, 256
@@ -43,13 +46,23 @@ class Reader(Protocol):
     def read(self, work: Callable[[Database], T]) -> Awaitable[T]: ...
 
 
-def tile_routes(reader: Reader, *, require_token: bool) -> list[Route]:
+def tile_routes(
+    reader: Reader,
+    *,
+    require_token: bool,
+    oauth: OAuthVerifier | None = None,
+    resource: ProtectedResource | None = None,
+) -> list[Route]:
+    """The tiles; with `require_token`, behind Colibri's tokens and `oauth`'s, a 401 challenging
+    as `resource` does."""
+    challenge = resource.challenge() if resource is not None else 'Bearer realm="colibri"'
+
     async def serve(request: Request) -> Response:
-        if require_token and not await _authorized(reader, request):
+        if require_token and not await _authorized(reader, request, oauth):
             return Response(
                 "a bearer token is required (colibri token create NAME --scope read)\n",
                 401,
-                headers={"WWW-Authenticate": 'Bearer realm="colibri"'},
+                headers={"WWW-Authenticate": challenge},
                 media_type="text/plain",
             )
         path = request.path_params["path"]
@@ -80,11 +93,13 @@ def _missing(why: str) -> Response:
     return Response(why + "\n", 404, media_type="text/plain")
 
 
-async def _authorized(reader: Reader, request: Request) -> bool:
+async def _authorized(reader: Reader, request: Request, oauth: OAuthVerifier | None) -> bool:
     header = request.headers.get("authorization", "")
     if not header.lower().startswith("bearer "):
         return False
     token = header[7:].strip()
+    if token and oauth is not None and not access.well_formed(token):
+        return await oauth.verify_token(token) is not None
     return bool(token) and await reader.read(
         lambda db: access.authenticate(db, token, time.time()) is not None
     )

@@ -2,7 +2,9 @@
 
 A token is entered once in a form and kept in an HttpOnly, SameSite=Strict cookie; a client
 may also send it as `Authorization: Bearer`. Any active token may read (read or write scope):
-the pages only read. Without authentication (`--no-auth`, loopback only) every request passes.
+the pages only read. With an identity provider (`--oauth-issuer`, SPEC §20) its access tokens are
+accepted too, read scope or more, their principal the configured claim. Without authentication
+(`--no-auth`, loopback only) every request passes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from starlette.responses import RedirectResponse, Response
 
 from colibri.core.database import Database
 from colibri.domains import access
+from colibri.serving.oauth import OAuthVerifier
 from colibri.ui.reader import Reader
 
 COOKIE = "colibri_token"
@@ -27,10 +30,14 @@ def presented_token(request: Request) -> str | None:
     return request.cookies.get(COOKIE)
 
 
-async def principal_of(reader: Reader, token: str | None) -> str | None:
-    """The name of the active token `token` is, or None."""
+async def principal_of(reader: Reader, token: str | None, oauth: OAuthVerifier | None = None) -> str | None:
+    """The name of the active token `token` is (or the principal of an identity provider's access
+    token that may read), or None."""
     if not token:
         return None
+    if oauth is not None and not access.well_formed(token):
+        proved = await oauth.verify_token(token)
+        return proved.client_id if proved is not None and "read" in proved.scopes else None
 
     def check(db: Database) -> str | None:
         info = access.authenticate(db, token, time.time())

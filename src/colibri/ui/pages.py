@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from colibri.core.errors import StorageError
 from colibri.domains.log.note import Verifier
+from colibri.serving.oauth import OAuthVerifier
 from colibri.serving.origin import same_origin_post
 from colibri.ui import auth, pins_views
 from colibri.ui.content import Content
@@ -38,12 +39,14 @@ def page_routes(
     verifier: Callable[[], Verifier | None] = lambda: None,
     public_url: str | None = None,
     switchboard_config: str | None = None,
+    oauth: OAuthVerifier | None = None,
 ) -> list[Route]:
     """The pages, reading through `reader`; with `require_token` every page needs a valid token.
         `verifier` gives the key checkpoints are checked with (read when asked: serve --http has
         its key only once it has booted). `public_url` is the URL people use (behind a proxy): an
         https one makes the cookie `Secure`, and its origin may post the sign-in form. `switchboard_config`
-    is the switchboard's config file, named in the pins page's approve commands."""
+    is the switchboard's config file, named in the pins page's approve commands. `oauth` proves an
+    identity provider's tokens beside Colibri's own (SPEC §20)."""
     secure_cookie = (public_url or "").lower().startswith("https://")
     content = Content(reader, verifier, switchboard_config)
 
@@ -51,7 +54,7 @@ def page_routes(
         async def run(request: Request) -> Response:
             name = None
             if require_token:
-                name = await auth.principal_of(reader, auth.presented_token(request))
+                name = await auth.principal_of(reader, auth.presented_token(request), oauth)
                 if name is None:
                     return auth.to_login(request)
             signed_in, has_pins = SIGNED_IN.set(name), HAS_PINS.set(False)
@@ -78,7 +81,7 @@ def page_routes(
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         token = (form.get("token") or [""])[0].strip()
         wanted = auth.safe_next((form.get("next") or ["/"])[0])
-        if await auth.principal_of(reader, token) is None:
+        if await auth.principal_of(reader, token, oauth) is None:
             message = "That token is not active here (unknown, revoked or expired)."
             return render("login.html", 401, title="Sign in", next=wanted, message=message)
         response = RedirectResponse(wanted, status_code=303)

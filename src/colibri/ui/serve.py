@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -27,7 +28,9 @@ from colibri.serving.hosts import AllowedHosts
 from colibri.serving.http import base_url, run_http
 from colibri.serving.http_limits import HttpLimits
 from colibri.serving.listen import listen
-from colibri.serving.protected_resource import ProtectedResource, metadata_routes
+from colibri.serving.oauth import OAuthSettings, OAuthVerifier
+from colibri.serving.oauth.faces import oauth_verifier, protected_resource
+from colibri.serving.protected_resource import metadata_routes
 from colibri.storage import open_database
 from colibri.ui.checker import CHECKER
 from colibri.ui.pages import page_routes
@@ -47,9 +50,11 @@ class UiOptions:
     verifier: Verifier | None = None  # --verifier-key
     limits: HttpLimits = field(default_factory=HttpLimits)  # COLIBRI_HTTP_*
     switchboard_config: str | None = None  # --switchboard-config: named in the pins page's commands
+    oauth: OAuthSettings | None = None  # --oauth-*: the identity provider's tokens too (SPEC §20)
 
 
-def web_app(reader: Reader, options: UiOptions) -> ASGIApp:
+def web_app(reader: Reader, options: UiOptions, oauth: OAuthVerifier | None = None) -> ASGIApp:
+    """The pages; `oauth` proves the identity provider's tokens (from `ui_oauth`)."""
     hosts = AllowedHosts.for_bind(options.host, options.allowed_hosts, options.public_url)
     routes = page_routes(
         reader,
@@ -57,12 +62,21 @@ def web_app(reader: Reader, options: UiOptions) -> ASGIApp:
         verifier=lambda: options.verifier,
         public_url=options.public_url,
         switchboard_config=options.switchboard_config,
+        oauth=oauth,
     )
     if options.require_token:
         # The ui has no /mcp: its resource is its pages' root, named at both well-known paths (SPEC §20).
-        root = (options.public_url or base_url(options.host, options.port)).rstrip("/")
-        routes = [*metadata_routes(ProtectedResource(root)), *routes]
+        routes = [*metadata_routes(protected_resource(_root(options), options.oauth)), *routes]
     return guarded(Starlette(routes=routes, exception_handlers={404: _no_page}), hosts, options.limits)
+
+
+def _root(options: UiOptions) -> str:
+    return (options.public_url or base_url(options.host, options.port)).rstrip("/")
+
+
+def ui_oauth(options: UiOptions) -> OAuthVerifier | None:
+    """The verifier of the ui's identity provider; its tokens' audience defaults to the ui's root."""
+    return oauth_verifier(options.oauth, _root(options))
 
 
 async def _no_page(request: Request, _: Exception) -> Response:
@@ -87,8 +101,13 @@ async def serve_ui(target: Path | str, options: UiOptions) -> None:
             "a token is required" if options.require_token else "NO authentication, loopback only",
             "checkpoints checked with the verifier key given" if options.verifier else "no verifier key",
         )
-        app = web_app(OwnReader(db), options)
-        await run_http(app, options.host, options.port, options.limits, listener=listener)
+        oauth = ui_oauth(options)
+        app = web_app(OwnReader(db), options, oauth)
+        async with anyio.create_task_group() as tasks:
+            if oauth is not None:
+                tasks.start_soon(oauth.issuer.start)
+            await run_http(app, options.host, options.port, options.limits, listener=listener)
+            tasks.cancel_scope.cancel()
     finally:
         CHECKER.shutdown()
         db.close()
