@@ -35,7 +35,7 @@ from colibri.core.identity import Identity, identity_of
 from colibri.core.modes import writes_allowed
 from colibri.core.state import ServerState
 from colibri.storage import Connection, Cursor, Database, Migration
-from colibri.storage.audit_identity import MIGRATION as IDENTITY
+from colibri.storage.audit_identity import MIGRATIONS as IDENTITY
 from colibri.storage.audit_later import LaterRows
 from colibri.storage.audit_outcomes import SQLITE as GATEWAY_OUTCOMES
 from colibri.storage.audit_reasons import SQLITE as REASONS
@@ -98,7 +98,7 @@ MIGRATIONS = [
     Migration("0020_actions_trace_id", ("ALTER TABLE actions ADD COLUMN trace_id TEXT",)),
     GATEWAY_OUTCOMES,  # timeout and unavailable, for the switchboard's calls (audit_outcomes.py)
     REASONS,  # reason and reason_message of a refusal, and the outcome event (audit_reasons.py)
-    IDENTITY,  # issuer and token_id: what proved the caller (audit_identity.py, SPEC §20)
+    *IDENTITY,  # issuer, token_id, via: what proved the caller (audit_identity.py, SPEC §20)
 ]
 
 
@@ -238,7 +238,7 @@ class AuditLog:
             log.debug("audit-denied %s %s by %s (%s)", tool, correlation_id, who.principal, reason)
             return False
         row = FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, who.principal,
-                           trace_id, reason, message, who.issuer, who.token_id)  # fmt: skip
+                           trace_id, reason, message, who.issuer, who.token_id, who.via)  # fmt: skip
         return self.later(row)
 
     def later(self, row: FinishedCall) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from colibri.storage.audit_identity import MIGRATION as IDENTITY
+from colibri.storage.audit_identity import MIGRATIONS as IDENTITY
 from colibri.storage.audit_log import MIGRATIONS
 from colibri.storage.audit_outcomes import POSTGRES as GATEWAY_OUTCOMES
 from colibri.storage.audit_reasons import POSTGRES as REASONS
@@ -30,5 +30,5 @@ POSTGRES_MIGRATIONS: list[Migration] = [
     MIGRATIONS[2],  # 0020_actions_trace_id: the same DDL on PostgreSQL
     GATEWAY_OUTCOMES,
     REASONS,
-    IDENTITY,  # the same DDL on PostgreSQL
+    *IDENTITY,  # the same DDL on PostgreSQL
 ]

@@ -74,6 +74,7 @@ class StoredAction:
     reason_message: str | None = None
     issuer: str | None = None  # what proved the caller (SPEC §20, 0032): None for a Colibri token
     token_id: str | None = None  # the token's SHA-256 (or a JWT's jti); None on stdio
+    via: str | None = None  # the gateway that vouched for the principal (SPEC §20, 0033)
 
 
 def get_action(conn: Connection, sequence_no: int) -> StoredAction | None:
@@ -83,9 +84,10 @@ def get_action(conn: Connection, sequence_no: int) -> StoredAction | None:
     trace = "trace_id" if "trace_id" in columns else "NULL"
     why = "reason, reason_message" if "reason" in columns else "NULL, NULL"
     who = _IDENTITY if "token_id" in columns else "NULL, NULL"
+    via = "via" if "via" in columns else "NULL"
     row = conn.tuples(
         "SELECT sequence_no, correlation_id, tool, principal, arguments, outcome, result_hash, started_at,"
-        f" duration_ms, {trace}, {why}, {who} FROM actions WHERE sequence_no = ?",
+        f" duration_ms, {trace}, {why}, {who}, {via} FROM actions WHERE sequence_no = ?",
         (sequence_no,),
     ).fetchone()
     return None if row is None else StoredAction(*row)
@@ -114,14 +116,16 @@ class ActionSummary:
     reason_message: str | None
     issuer: str | None = None  # what proved the caller (SPEC §20); None also before 0032
     token_id: str | None = None
+    via: str | None = None  # the gateway that vouched for the principal; None also before 0033
 
 
 def action_summaries(conn: Connection, first: int, last: int) -> dict[int, ActionSummary]:
     """The calls numbered first..last, by number: one range scan of the primary key."""
     why = "reason, reason_message" if _has_reason(conn) else "NULL, NULL"
     who = _IDENTITY if _has(conn, "token_id") else "NULL, NULL"
+    via = "via" if _has(conn, "via") else "NULL"
     rows = conn.tuples(
-        f"SELECT sequence_no, principal, tool, outcome, {why}, {who} FROM actions"
+        f"SELECT sequence_no, principal, tool, outcome, {why}, {who}, {via} FROM actions"
         " WHERE sequence_no BETWEEN ? AND ?",
         (first, last),
     )

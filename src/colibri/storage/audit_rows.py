@@ -34,6 +34,7 @@ class FinishedCall:
     reason_message: str | None = None  # the refusal's one-line message
     issuer: str | None = None  # who issued the caller's credential (core/identity.py, SPEC §20)
     token_id: str | None = None  # the credential's id: a JWT's jti, else the token's SHA-256
+    via: str | None = None  # the gateway that vouched for the principal (0033)
 
 
 class LogAction(Protocol):
@@ -63,10 +64,11 @@ _OPEN = (
     "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id)"
     " VALUES (?, ?, ?, 'running', ?, ?, ?) RETURNING sequence_no"
 )
-# A caller a credential proved also has its issuer and token_id (0032); stdio's leave them out.
+# A caller a credential proved also has its issuer and token_id (0032), and the gateway that vouched
+# for it, if one did (0033); stdio's leave them out.
 _OPEN_IDENTIFIED = (
     "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id, issuer,"
-    " token_id) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?) RETURNING sequence_no"
+    " token_id, via) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?) RETURNING sequence_no"
 )
 _COLUMNS = (
     "correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms, principal, trace_id"
@@ -75,12 +77,12 @@ _COLUMNS = (
 
 @cache
 def _finished_sql(identified: bool, refused: bool) -> str:
-    """The INSERT of a finished row: with issuer and token_id when a credential proved its caller
-    (0032), with reason and reason_message when it was refused (0030); the others leave those
-    columns out, as before them."""
+    """The INSERT of a finished row: with issuer, token_id and via when a credential or a gateway
+    proved its caller (0032, 0033), with reason and reason_message when it was refused (0030); the
+    others leave those columns out, as before them."""
     columns = (
         _COLUMNS
-        + (", issuer, token_id" if identified else "")
+        + (", issuer, token_id, via" if identified else "")
         + (", reason, reason_message" if refused else "")
     )
     marks = ", ".join("?" * (columns.count(",") + 1))
@@ -99,11 +101,11 @@ def open_running(  # noqa: PLR0917 - positional in the order the audit row holds
 ) -> Cursor:
     """Open a call's row, `running`, before the call runs. Its sequence_no is the cursor's one row,
     read when needed (`int(cursor.fetchone()[0])`): on PostgreSQL the statement is pipelined, and
-    reading it waits for the server. `identity` (of `principal`) gives the issuer and token_id."""
+    reading it waits for the server. `identity` (of `principal`) gives the issuer, token_id and via."""
     values = (correlation_id, tool, arguments, started_at, principal, trace_id)
-    if identity is None or (identity.issuer is None and identity.token_id is None):
+    if identity is None or (identity.issuer is None and identity.token_id is None and identity.via is None):
         return conn.execute(_OPEN, values)
-    return conn.execute(_OPEN_IDENTIFIED, (*values, identity.issuer, identity.token_id))
+    return conn.execute(_OPEN_IDENTIFIED, (*values, identity.issuer, identity.token_id, identity.via))
 
 
 def log_finished(conn: Connection, sequence_no: int, row: FinishedCall, on_finished: LogAction) -> None:
@@ -177,13 +179,13 @@ def write_finished(
 
 
 def _shape(r: FinishedCall) -> tuple[bool, bool]:
-    return (r.issuer is not None or r.token_id is not None, r.reason is not None)
+    return (r.issuer is not None or r.token_id is not None or r.via is not None, r.reason is not None)
 
 
 def _values(r: FinishedCall) -> tuple[object, ...]:
     identified, refused = _shape(r)
     return (r.correlation_id, r.tool, r.arguments, r.outcome, r.result_hash, r.started_at, r.duration_ms,
-            r.principal, r.trace_id, *((r.issuer, r.token_id) if identified else ()),
+            r.principal, r.trace_id, *((r.issuer, r.token_id, r.via) if identified else ()),
             *((r.reason, r.reason_message) if refused else ()))  # fmt: skip
 
 
