@@ -188,3 +188,17 @@ async def test_scopes_map_to_read_and_write_and_too_little_scope_is_a_403(tmp_pa
             assert {row["principal"] for row in _rows(server)} == {"ana@example.com"}
         finally:
             server.stop()
+
+
+async def test_a_key_rotated_at_the_provider_is_picked_up_without_a_restart(
+    idp: IdentityProvider, served: HttpServer
+) -> None:
+    before = idp.client_credentials_token(served.url)["access_token"]
+    assert not (await _call(served.url, before, "server_ping", {}))[0]
+    kid = idp.rotate_keys()
+    after = idp.client_credentials_token(served.url)["access_token"]
+    assert jwt.get_unverified_header(after)["kid"] == kid != jwt.get_unverified_header(before)["kid"]
+    failed, text = await _call(served.url, after, "server_ping", {})
+    assert not failed, text
+    assert not (await _call(served.url, before, "server_ping", {}))[0]  # the old key is still published
+    assert served.process.poll() is None

@@ -62,7 +62,7 @@ class Issuer:
         self._clock = clock
         self._metadata: Metadata | None = None
         self._keys: dict[str, jwt.PyJWK] = {}
-        self._fetched_at: float | None = None
+        self._asked_at: float | None = None  # when a token last made us fetch (not the start's)
         self._lock = anyio.Lock()
 
     @property
@@ -94,17 +94,19 @@ class Issuer:
         """The signing key `kid` names (with no kid: the only key), fetching the keys again for
         one not yet seen when the last fetch is over a minute old."""
         found = self._pick(kid)
-        if found is not None:
+        if found is not None or not self._may_ask():
             return found
-        if self._fetched_at is not None and self._clock() - self._fetched_at < REFRESH_EVERY_S:
-            return None
         async with self._lock:
-            if self._fetched_at is None or self._clock() - self._fetched_at >= REFRESH_EVERY_S:
+            if self._pick(kid) is None and self._may_ask():
+                self._asked_at = self._clock()  # a failed try counts too: not again for a minute
                 try:
                     await self._refresh_locked()
                 except IssuerUnavailable as exc:
                     log.warning("could not fetch the keys of %s: %s", self.issuer, exc)
         return self._pick(kid)
+
+    def _may_ask(self) -> bool:
+        return self._asked_at is None or self._clock() - self._asked_at >= REFRESH_EVERY_S
 
     def _pick(self, kid: str | None) -> jwt.PyJWK | None:
         if kid is not None:
@@ -116,7 +118,6 @@ class Issuer:
             await self._refresh_locked()
 
     async def _refresh_locked(self) -> None:
-        self._fetched_at = self._clock()  # a failed try counts: it is not retried for a minute
         if self._metadata is None:
             self._metadata = await self._discover()
         document = await self._get(self._metadata.jwks_uri)
