@@ -152,7 +152,7 @@ def test_an_unreachable_issuer_says_so_in_one_line_and_colibri_tokens_still_work
             time.sleep(0.05)
         lines = [line for line in server.log.read_text().splitlines() if "cannot be reached" in line]
         assert len(lines) == 1, server.log.read_text()
-        status, headers, _ = get(server.url, {"Authorization": "Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln"})
+        status, _, _ = get(server.url, {"Authorization": "Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln"})
         assert status == 401
     finally:
         server.stop()
