@@ -45,8 +45,9 @@ def entry_line(entry: tree.Entry, call: ActionSummary | None) -> str:
     """One line of `log entries --rows`, tab-separated, the hash first (so `cut -f1` gives the plain
     list): index, what it logs (`action #12`, `record #3`) and, for a call, its principal, tool and
     outcome, and a refusal's reason and message, then what proved the caller (SPEC §20) as
-    `token_id=...` and `issuer=...` where the row has them. Names are escaped (core/shown.py): a
-    name's CR/LF or bidi characters never forge a line or reorder one."""
+    `token_id=...`, `issuer=...` and `via=...` (the gateway that vouched for it) where the row has
+    them. Names are escaped (core/shown.py): a name's CR/LF or bidi characters never forge a line or
+    reorder one."""
     fields = [entry.entry_hash.hex(), str(entry.index), f"{entry.kind} #{entry.ref}"]
     if call is not None:
         fields += [shown(call.principal), shown(call.tool), call.outcome]
@@ -54,7 +55,7 @@ def entry_line(entry: tree.Entry, call: ActionSummary | None) -> str:
             fields.append(shown(f"{call.reason}: {call.reason_message or ''}", longest=2 * LONGEST_MESSAGE))
         fields += [
             shown(f"{key}={value}")
-            for key, value in (("token_id", call.token_id), ("issuer", call.issuer))
+            for key, value in (("token_id", call.token_id), ("issuer", call.issuer), ("via", call.via))
             if value
         ]
     return "\t".join(fields) + "\n"

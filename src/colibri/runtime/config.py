@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from colibri.core.env import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -21,7 +22,11 @@ from colibri.core.env import (
 )
 from colibri.core.env import choice as _choice
 from colibri.core.modes import Mode, writes_allowed
+from colibri.runtime.gateways import trusted_gateways
 from colibri.serving.logs import LogLevel, level_from_env
+
+if TYPE_CHECKING:
+    from colibri.domains.access.on_behalf import TrustedKeys
 
 __all__ = ["Config", "ConfigError", "DbSync", "LogLevel"]
 
@@ -41,6 +46,8 @@ class Config:
     db_url: str | None = None  # COLIBRI_DB_URL: a postgresql:// URL chooses PostgreSQL over db_path
     witness_policy: Path | None = None  # COLIBRI_WITNESS_POLICY: the witnesses checkpoints go to (§16)
     local_principal: str = "local"  # COLIBRI_PRINCIPAL=NAME: `local:NAME`, the stdio caller (§20)
+    # COLIBRI_TRUSTED_GATEWAYS: whose on-behalf-of statements name a call's principal (§20)
+    trusted_gateways: TrustedKeys | None = None
 
     @property
     def db_target(self) -> Path | str:
@@ -79,6 +86,7 @@ class Config:
             checkpoint_export=optional_path(env, "COLIBRI_CHECKPOINT_EXPORT"),
             witness_policy=optional_path(env, "COLIBRI_WITNESS_POLICY"),
             local_principal=local_principal(env),
+            trusted_gateways=trusted_gateways(env),
         )
 
 

@@ -22,6 +22,7 @@ from colibri.core.spec import Tool
 from colibri.runtime import skills_extension
 from colibri.runtime.app import App
 from colibri.runtime.duties import duties
+from colibri.runtime.gateways import Gateways
 from colibri.runtime.handshake import NoSessionMessage
 from colibri.runtime.http_auth import caller_of
 from colibri.runtime.instructions import instructions
@@ -63,9 +64,10 @@ _AT_ONCE_METHODS = frozenset({"initialize", "server/discover", "ping"})
 class _EdgeMiddleware:
     """Holds requests back until phase 2 (bounded) and routes non-object arguments to the chain."""
 
-    def __init__(self, app: App, anonymous: Caller) -> None:
+    def __init__(self, app: App, anonymous: Caller, gateways: Gateways) -> None:
         self._app = app
         self._anonymous = anonymous
+        self._gateways = gateways
         # System tools answer at once, even while phase 2 runs (SPEC §1.3).
         self._at_once = frozenset(
             name for name, tool in app.tools.items() if tool.tool_class is ToolClass.SYSTEM
@@ -84,13 +86,19 @@ class _EdgeMiddleware:
             await self._app.wait_ready()
         arguments = params.get("arguments")
         if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
-            return to_result(await self._app.call(name, arguments, caller_of(ctx, self._anonymous)))
+            meta = params.get("_meta")
+            caller = self._gateways.caller(
+                caller_of(ctx, self._anonymous), meta if isinstance(meta, Mapping) else None
+            )
+            return to_result(await self._app.call(name, arguments, caller))
         return await call_next(ctx)
 
 
 def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
     """The MCP server in front of `app`; `anonymous` is the caller of a request no token proved
-    (on stdio, `local` or COLIBRI_PRINCIPAL's `local:NAME`)."""
+    (on stdio, `local` or COLIBRI_PRINCIPAL's `local:NAME`). A call a trusted gateway vouches for
+    is its principal's (runtime/gateways.py)."""
+    gateways = Gateways(app.config.trusted_gateways)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -102,7 +110,8 @@ def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return to_result(await app.call(params.name, params.arguments, caller_of(ctx, anonymous)))
+        caller = gateways.caller(caller_of(ctx, anonymous), params.meta)
+        return to_result(await app.call(params.name, params.arguments, caller))
 
     mode = app.config.mode
     admitted = [name for name, tool in app.tools.items() if tool.admitted_in(mode)]
@@ -118,7 +127,7 @@ def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
     server.middleware = [
         *sdk_middleware(server.middleware),
         NoSessionMessage(),
-        _EdgeMiddleware(app, anonymous),
+        _EdgeMiddleware(app, anonymous, gateways),
     ]
     return server
 
