@@ -5,6 +5,11 @@ alternating rounds with the baseline, for
 server_ping and thought_record (bearer token on, as a team would run it), against the echo tool
 of http_echo_server.py. The clients skip the SDK's output-schema check of each result (a
 client-side cost the echo tool, having no schema, never pays). Target: ratio >= 0.8.
+
+Then the same server with an identity provider's JWT against its own Colibri token (SPEC §20):
+the server is started with `--oauth-issuer` naming an issuer this process serves (its JWKS is
+fetched once, at start: no network per call), and the two tokens alternate round by round.
+Target: ratio >= 0.95.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from tests.helpers.static_issuer import StaticIssuer, static_issuer
 
 from bench.common import _no_validation, line, median
 
@@ -98,7 +104,7 @@ async def calls_per_second(urls: Sequence[str], token: str | None, tool: str, cl
     return sum(counts) / SECONDS
 
 
-def _start_colibri(folder: Path, port: int) -> tuple[subprocess.Popen[bytes], str]:
+def _start_colibri(folder: Path, port: int, issuer: str) -> tuple[subprocess.Popen[bytes], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLIBRI_")}
     env.update(COLIBRI_DB_PATH=str(folder / "bench.db"), COLIBRI_LOG_LEVEL="warn")
     made = subprocess.run(
@@ -109,17 +115,18 @@ def _start_colibri(folder: Path, port: int) -> tuple[subprocess.Popen[bytes], st
         check=True,
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "colibri", "serve", "--http", f"127.0.0.1:{port}"], env=env
+        [sys.executable, "-m", "colibri", "serve", "--http", f"127.0.0.1:{port}", "--oauth-issuer", issuer],
+        env=env,
     )
     return process, made.stdout.strip()
 
 
-async def run(folder: Path) -> None:
+async def run(folder: Path, issuer: StaticIssuer) -> None:
     echo_port, colibri_port = _free_port(), _free_port()
     echo = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("http_echo_server.py")), str(echo_port)]
     )
-    colibri, token = _start_colibri(folder, colibri_port)
+    colibri, token = _start_colibri(folder, colibri_port, issuer.issuer)
     try:
         _wait(echo_port, echo)
         _wait(colibri_port, colibri)
@@ -136,6 +143,21 @@ async def run(folder: Path) -> None:
                 line(f"bare SDK echo over HTTP, {clients} client(s) (median)", median(baselines), "calls/s")
                 line(f"colibri {tool} over HTTP, {clients} client(s) (median)", median(measured), "calls/s")
                 line(f"  ratio to the echo baseline ({tool}, {clients})", median(ratios), "x", ">= 0.8")
+        jwt_token = issuer.token(colibri_url, exp=int(time.time()) + 3600)
+        for clients in CLIENT_COUNTS:
+            for tool in ("server_ping", "thought_record"):
+                own, oauth, ratios = [], [], []
+                for _ in range(ROUNDS):
+                    own.append(await calls_per_second([colibri_url], token, tool, clients))
+                    oauth.append(await calls_per_second([colibri_url], jwt_token, tool, clients))
+                    ratios.append(oauth[-1] / own[-1])
+                line(f"colibri {tool}, Colibri token, {clients} client(s) (median)", median(own), "calls/s")
+                line(
+                    f"colibri {tool}, OAuth JWT (RS256), {clients} client(s) (median)",
+                    median(oauth),
+                    "calls/s",
+                )
+                line(f"  ratio OAuth / Colibri token ({tool}, {clients})", median(ratios), "x", ">= 0.95")
     finally:
         for process in (echo, colibri):
             process.terminate()
@@ -143,5 +165,5 @@ async def run(folder: Path) -> None:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="colibri-bench-http-") as folder:
-        anyio.run(run, Path(folder))
+    with tempfile.TemporaryDirectory(prefix="colibri-bench-http-") as folder, static_issuer() as issuer:
+        anyio.run(run, Path(folder), issuer)

@@ -5,8 +5,10 @@ never a symmetric algorithm, whose "secret" could be the provider's public key) 
 algorithm of the key its `kid` names; the signature verifies with that key from the provider's
 JWKS; `iss` is the issuer; `aud` contains the audience (RFC 8707); `exp` and `nbf` hold within 60 s
 of leeway. A token that is not a JWT is asked of the provider by RFC 7662 introspection when a
-client for it is configured, else refused. A refusal answers only `invalid_token`; the reason goes
-to the log (at most one line a minute per reason, never the token).
+client for it is configured, else refused. A token proved is kept (by its SHA-256) for up to a
+minute and never past its `exp`, so a client's every request does not pay for the signature again;
+a key the provider withdraws stops working within that minute. A refusal answers only
+`invalid_token`; the reason goes to the log (at most one line a minute per reason, never the token).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ log = logging.getLogger("colibri.oauth")
 ALGORITHMS = ("RS256", "ES256", "EdDSA")
 KNOWN_REFUSED = frozenset({"none", "HS256", "HS384", "HS512", "RS384", "RS512", "PS256", "ES384", "ES512"})
 LEEWAY_S = 60
-INTROSPECTION_KEPT_S = 30.0  # an active answer is reused this long at most (and never past exp)
+KEPT_S = 60.0  # a proved token is reused this long at most (and never past its exp)
+KEPT_LIMIT = 10_000  # a bound, not a policy: a flood of tokens must not grow the memory
 
 
 class Refused(Exception):
@@ -57,7 +60,7 @@ class OAuthVerifier:
         self.issuer = issuer or Issuer(settings.issuer)
         self._clock = clock
         self._refusals = RefusalLog(log)
-        self._introspected: dict[str, tuple[float, OAuthAccess]] = {}
+        self._kept: dict[bytes, tuple[float, OAuthAccess]] = {}
 
     async def verify_token(self, token: str) -> OAuthAccess | None:
         try:
@@ -68,6 +71,18 @@ class OAuthVerifier:
 
     async def prove(self, token: str) -> OAuthAccess:
         """The access `token` grants, or `Refused` saying why."""
+        digest = hashlib.sha256(token.encode()).digest()
+        now = self._clock()
+        kept = self._kept.get(digest)
+        if kept is not None and kept[0] > now:
+            return kept[1]
+        access = await self._prove(token)
+        if len(self._kept) >= KEPT_LIMIT:
+            self._kept.clear()
+        self._kept[digest] = (min(now + KEPT_S, access.expires_at or now), access)
+        return access
+
+    async def _prove(self, token: str) -> OAuthAccess:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.DecodeError:
@@ -143,11 +158,7 @@ class OAuthVerifier:
         return ["read"] if self.settings.read_scope in granted else []
 
     async def _introspect(self, token: str) -> OAuthAccess:
-        digest = hashlib.sha256(token.encode()).hexdigest()
         now = self._clock()
-        kept = self._introspected.get(digest)
-        if kept is not None and kept[0] > now:
-            return kept[1]
         claims = await self._ask(token)
         if claims.get("active") is not True:
             raise Refused("inactive", "introspection says it is not active")
@@ -162,12 +173,7 @@ class OAuthVerifier:
         exp = claims.get("exp")
         if isinstance(exp, (int, float)) and exp + LEEWAY_S < now:
             raise Refused("expired", "introspection says it expired")
-        access = self._access(token, {"jti": None, **claims})
-        until = min(now + INTROSPECTION_KEPT_S, float(exp) if isinstance(exp, (int, float)) else now)
-        if len(self._introspected) > 10_000:
-            self._introspected.clear()  # a bound, not a policy: a flood of tokens must not grow it
-        self._introspected[digest] = (until, access)
-        return access
+        return self._access(token, {"jti": None, **claims})
 
     async def _ask(self, token: str) -> dict[str, Any]:
         client = self.settings.introspection
