@@ -181,8 +181,10 @@ def identity_provider(
     client_secret: str = "colibri-test-secret",
     public_client_id: str = "colibri-public",
     redirect_uri: str = "http://127.0.0.1:33418/callback",
+    opaque_resources: tuple[str, ...] = (),
 ) -> Iterator[IdentityProvider]:
-    """A started provider, stopped (and waited for) on the way out."""
+    """A started provider, stopped (and waited for) on the way out; `opaque_resources` get opaque
+    access tokens (RFC 7662 introspection) instead of JWTs."""
     node = node_support.require_node(IDP, PACKAGES, "identity provider")
     env = {
         **os.environ,
@@ -190,6 +192,7 @@ def identity_provider(
         "IDP_CLIENT_SECRET": client_secret,
         "IDP_PUBLIC_CLIENT_ID": public_client_id,
         "IDP_REDIRECT_URIS": redirect_uri,
+        "IDP_OPAQUE_RESOURCES": " ".join(opaque_resources),
     }
     # Its log goes to a temporary file, not a pipe nobody reads (a full pipe would block it).
     with tempfile.TemporaryFile("w+") as log:

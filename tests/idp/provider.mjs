@@ -8,6 +8,8 @@
 //   IDP_CLIENT_ID, IDP_CLIENT_SECRET  a confidential client: client_credentials and token exchange
 //   IDP_PUBLIC_CLIENT_ID              a public client: authorization code + PKCE
 //   IDP_REDIRECT_URIS                 its loopback redirect URIs, separated by spaces
+//   IDP_OPAQUE_RESOURCES              resources whose access tokens are opaque (checked by RFC 7662
+//                                     introspection, enabled for the confidential client), by spaces
 // Users sign in through the library's development login page (any password); two are known, with
 // groups: ana@example.com (sre) and bob@example.com (dev).
 //
@@ -64,11 +66,13 @@ function userClaims(accountId) {
   return { email: accountId, email_verified: true, groups: user.groups };
 }
 
+const opaqueResources = new Set((env.IDP_OPAQUE_RESOURCES ?? '').split(' ').filter(Boolean));
+
 function resourceServerInfo(resource) {
   return {
     scope: RESOURCE_SCOPES,
     audience: resource,
-    accessTokenFormat: 'jwt',
+    accessTokenFormat: opaqueResources.has(resource) ? 'opaque' : 'jwt',
     accessTokenTTL: 600,
     jwt: { sign: { alg: 'RS256' } },
   };
@@ -153,6 +157,7 @@ function buildProvider(issuer) {
     features: {
       devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
+      introspection: { enabled: true },
       registration: { enabled: true }, // MCP clients register themselves (RFC 7591)
       resourceIndicators: {
         enabled: true,

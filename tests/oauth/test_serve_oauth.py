@@ -202,3 +202,26 @@ async def test_a_key_rotated_at_the_provider_is_picked_up_without_a_restart(
     assert not failed, text
     assert not (await _call(served.url, before, "server_ping", {}))[0]  # the old key is still published
     assert served.process.poll() is None
+
+
+OPAQUE = "https://colibri.example/mcp"
+
+
+async def test_an_opaque_token_is_checked_by_introspection(tmp_path: Path) -> None:
+    with identity_provider(opaque_resources=(OPAQUE,)) as provider:
+        env = {**http_env(tmp_path), "COLIBRI_OAUTH_CLIENT_SECRET": provider.client_secret}
+        args = ("--oauth-issuer", provider.issuer, "--oauth-audience", OPAQUE)
+        server = start_server(env, tmp_path, *args, "--oauth-introspection-client", provider.client_id)
+        try:
+            server.wait_ready()
+            opaque = provider.client_credentials_token(OPAQUE)["access_token"]
+            assert opaque.count(".") != 2  # not a JWT
+            failed, text = await _call(server.url, opaque, "server_ping", {})
+            assert not failed, text
+            (row,) = [row for row in _rows(server) if row["tool"] == "server_ping"]
+            assert (row["principal"], row["issuer"]) == (provider.client_id, provider.issuer)
+            # A token for another audience is refused though the provider says it is active.
+            other = provider.client_credentials_token(f"{OPAQUE}/other")["access_token"]
+            assert get(server.url, {"Authorization": f"Bearer {other}"})[0] == 401
+        finally:
+            server.stop()

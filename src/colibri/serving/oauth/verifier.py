@@ -173,6 +173,10 @@ class OAuthVerifier:
         exp = claims.get("exp")
         if isinstance(exp, (int, float)) and exp + LEEWAY_S < now:
             raise Refused("expired", "introspection says it expired")
+        if "sub" not in claims and isinstance(claims.get("client_id"), str):
+            # A machine's token (client credentials) has no resource owner: RFC 7662 names its
+            # client instead, which a JWT of the same grant carries as `sub` (RFC 9068 §2.2).
+            claims = {**claims, "sub": claims["client_id"]}
         return self._access(token, {"jti": None, **claims})
 
     async def _ask(self, token: str) -> dict[str, Any]:
