@@ -7,8 +7,11 @@ schema.py  the raw file as pydantic checks it, and its first problem said with a
 expand.py  `${VAR}` and `${VAR:-default}` in the fields that start or reach a server; `${PRINCIPAL}`
            of an isolated server, per principal (`for_principal`)
 gateway.py the audited gateway's sections (SPEC §15): audit, pins, auth.policies, rate_limits
+exchange.py "identity": "exchange" on a server entry, checked against auth.oauth (SPEC §20)
+callers.py who a policy or a rate limit names: a principal, or an IdP group `group:NAME` (SPEC §20)
 """
 
+from colibri.switchboard.config.callers import GROUP
 from colibri.switchboard.config.expand import expand, expand_servers, for_principal
 from colibri.switchboard.config.gateway import SERVER_METHODS, AuditSpec, Limit, Policy, RateLimits, unmatched
 from colibri.switchboard.config.load import load, parse
@@ -22,6 +25,7 @@ from colibri.switchboard.config.model import (
 )
 
 __all__ = [
+    "GROUP",
     "SERVER_METHODS",
     "STATUS_TOOL",
     "AuditSpec",

@@ -4,9 +4,12 @@ the frozen objects they become, and their cross-field rules.
 
     "audit": {"db": "PATH"} or {"db_url": "postgresql://..."}, and "signing_key": "FILE"
     "pins": "block" | "warn" | "off"             (block by default with an audit store)
-    "auth": {"tokens_file": ..., "policies": {"TOKEN": {"allow": [globs], "deny": [globs]}}}
+    "auth": {"tokens_file": ..., "policies": {"CALLER": {"allow": [globs], "deny": [globs]}}}
     "rate_limits": {"per_token": {"calls_per_minute": N, "burst": B},
+                    "per_principal": {"CALLER": {"calls_per_minute": N, "burst": B}},
                     "per_tool": {"server.tool": {"calls_per_minute": N, "burst": B}}}
+
+A CALLER is a principal's name or an IdP group, `group:NAME` (callers.py, SPEC §20).
 
 Relative paths (`db`, `signing_key`) are relative to the config file's folder. `db_url` expands
 `${VAR}` like a server's `url`, so a password stays in the environment.
@@ -22,7 +25,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from colibri.switchboard.base import ConfigError
+from colibri.switchboard.base import ConfigError, json_path
+from colibri.switchboard.config.callers import check_callers
 
 Glob = Annotated[str, Field(min_length=1)]
 PinMode = Literal["block", "warn", "off"]
@@ -62,6 +66,7 @@ class RawLimit(_Strict):
 
 class RawRateLimits(_Strict):
     per_token: RawLimit | None = None
+    per_principal: dict[str, RawLimit] = {}  # a principal's or a group's own limit (routing/limits.py)
     per_tool: dict[str, RawLimit] = {}
 
 
@@ -97,8 +102,8 @@ class AuditSpec:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """Which names one token may see and call: those an `allow` glob matches (all without `allow`),
-    and no `deny` glob does."""
+    """Which names one caller may see and call: those an `allow` glob matches (all without `allow`),
+    and no `deny` glob does. `token` is the key naming it: a principal, or `group:NAME`."""
 
     token: str
     allow: tuple[str, ...] | None = None
@@ -142,6 +147,7 @@ class Limit:
 class RateLimits:
     per_token: Limit | None = None
     per_tool: Mapping[str, Limit] | None = None
+    per_principal: Mapping[str, Limit] | None = None
 
 
 # --- building them --------------------------------------------------------------------------------------
@@ -167,11 +173,12 @@ def audit_spec(raw: RawAudit, folder: Path) -> AuditSpec:
 
 
 def policies(raw: Mapping[str, RawPolicy]) -> dict[str, Policy]:
+    check_callers(raw, ("auth", "policies"))
     built = {}
     for token, policy in raw.items():
         if policy.allow is None and policy.deny is None:
             raise ConfigError(
-                f"auth.policies.{token}", 'expected "allow" and/or "deny", each a list of globs'
+                json_path(("auth", "policies", token)), 'expected "allow" and/or "deny", each a list of globs'
             )
         built[token] = Policy(
             token, None if policy.allow is None else tuple(policy.allow), tuple(policy.deny or ())
@@ -191,7 +198,9 @@ def rate_limits(raw: RawRateLimits, known: Callable[[str], bool]) -> RateLimits:
                 "resources/subscribe, resources/unsubscribe, logging/setLevel, subscriptions/listen)",
             )
         per_tool[name] = _limit(limit)
-    return RateLimits(None if raw.per_token is None else _limit(raw.per_token), per_tool)
+    check_callers(raw.per_principal, ("rate_limits", "per_principal"))
+    per_principal = {name: _limit(limit) for name, limit in raw.per_principal.items()}
+    return RateLimits(None if raw.per_token is None else _limit(raw.per_token), per_tool, per_principal)
 
 
 def _limit(raw: RawLimit) -> Limit:

@@ -166,7 +166,7 @@ def _section(loc: tuple[Any, ...]) -> str:
             return "audit"
         case ("rate_limits",):
             return "rate_limits"
-        case ("rate_limits", "per_token") | ("rate_limits", "per_tool", _):
+        case ("rate_limits", "per_token") | ("rate_limits", "per_tool" | "per_principal", _):
             return "limit"
     return "file"
 
