@@ -15,7 +15,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from colibri.switchboard.config import SwitchboardConfig, parse
-from colibri.switchboard.routing import Observer, Refusal, RoutedCall
+from colibri.switchboard.routing import Observer, Refusal, RoutedCall, Who
 from tests.switchboard.test_observers import CONFIG, DOCUMENT, Session, lane, running, tool_call, wait_for
 
 pytestmark = pytest.mark.anyio
@@ -44,10 +44,10 @@ class Gate(Observer):
         await opened.wait()
         return None
 
-    def hides(self, principal: str | None, name: str) -> str | None:
-        return (
-            "hidden by the gate" if principal is not None and name in self.hidden.get(principal, ()) else None
-        )
+    def hides(self, principal: Who | None, name: str) -> str | None:
+        # A call's route names its caller by its whole Identity, a list by what it was given.
+        who = principal if principal is None or isinstance(principal, str) else principal.principal
+        return "hidden by the gate" if who is not None and name in self.hidden.get(who, ()) else None
 
     def listed(self, server: str, tools: Mapping[str, types.Tool]) -> None:
         self.listed_tools[server] = sorted(tools)

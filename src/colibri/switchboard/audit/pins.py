@@ -45,7 +45,7 @@ from colibri.switchboard.audit.digests import definition, legacy_digest
 from colibri.switchboard.audit.writer import Writer
 from colibri.switchboard.base import TOOL_CHANGED
 from colibri.switchboard.config import SwitchboardConfig
-from colibri.switchboard.routing import Observer, Refusal, RoutedCall
+from colibri.switchboard.routing import Observer, Refusal, RoutedCall, Who
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -81,7 +81,7 @@ class Pins(Observer):
         repinned = pin.digest_version < DIGEST_VERSION and self._repinned.get(tool) == listed
         return None if repinned else pin
 
-    def hides(self, principal: str | None, name: str) -> str | None:
+    def hides(self, principal: Who | None, name: str) -> str | None:
         if self.mode != "block" or (pin := self.changed(name)) is None:
             return None
         return f"{name} changed since it was pinned ({self._hint(pin, name)})"

@@ -32,7 +32,7 @@ from mcp_types import INTERNAL_ERROR
 
 from colibri.switchboard.base import Notified
 from colibri.switchboard.faces.peers import Peers
-from colibri.switchboard.routing import LOCAL, Passthrough
+from colibri.switchboard.routing import LOCAL, Passthrough, Who
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -40,7 +40,7 @@ UNSUBSCRIBE_WITHIN_S = 5.0
 MAX_STREAMS = 1024  # listen streams open at once, as the SDK's own handler bounds them
 
 Listen = Callable[[ServerRequestContext[Any, Any], types.SubscriptionsListenRequestParams], Awaitable[Any]]
-PrincipalOf = Callable[[ServerRequestContext[Any, Any]], str]
+PrincipalOf = Callable[[ServerRequestContext[Any, Any]], Who]  # the Identity, groups and all
 
 
 @dataclass(frozen=True)
@@ -126,9 +126,9 @@ class Readers:
     LIMIT = Peers.LIMIT * 4
 
     def __init__(self) -> None:
-        self._principals: OrderedDict[str, str] = OrderedDict()
+        self._principals: OrderedDict[str, Who] = OrderedDict()
 
-    def remember(self, key: str, principal: str) -> None:
+    def remember(self, key: str, principal: Who) -> None:
         self._principals[key] = principal
         self._principals.move_to_end(key)
         while len(self._principals) > self.LIMIT:

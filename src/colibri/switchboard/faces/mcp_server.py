@@ -56,7 +56,7 @@ def build_server(board: Switchboard) -> Gateway:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         await board.started()
-        return types.ListToolsResult(tools=board.tools(principal_of(ctx)))
+        return types.ListToolsResult(tools=board.tools(identity_of_request(ctx)))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -93,22 +93,24 @@ def build_server(board: Switchboard) -> Gateway:
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=passthrough.resources(principal_of(ctx)))
+        return types.ListResourcesResult(resources=passthrough.resources(identity_of_request(ctx)))
 
     async def list_templates(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=passthrough.templates(principal_of(ctx)))
+        return types.ListResourceTemplatesResult(
+            resource_templates=passthrough.templates(identity_of_request(ctx))
+        )
 
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        return await passthrough.read(params.uri, principal_of(ctx))
+        return await passthrough.read(params.uri, identity_of_request(ctx))
 
     async def subscribe(
         ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        uri, principal = params.uri, principal_of(ctx)
+        uri, principal = params.uri, identity_of_request(ctx)
         readers.remember(Peers.key(ctx), principal)
         await passthrough.subscribe_for(
             uri, principal, lambda: peers.subscribe(ctx, uri), lambda: peers.unsubscribe(ctx, uri)
@@ -119,28 +121,28 @@ def build_server(board: Switchboard) -> Gateway:
         ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
         uri = params.uri
-        await passthrough.unsubscribe_for(uri, principal_of(ctx), lambda: peers.unsubscribe(ctx, uri))
+        await passthrough.unsubscribe_for(uri, identity_of_request(ctx), lambda: peers.unsubscribe(ctx, uri))
         return types.EmptyResult()
 
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=passthrough.prompts(principal_of(ctx)))
+        return types.ListPromptsResult(prompts=passthrough.prompts(identity_of_request(ctx)))
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        return await passthrough.get_prompt(params.name, params.arguments, principal_of(ctx))
+        return await passthrough.get_prompt(params.name, params.arguments, identity_of_request(ctx))
 
     async def complete(
         ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
-        return await passthrough.complete(params, principal_of(ctx))
+        return await passthrough.complete(params, identity_of_request(ctx))
 
     async def set_level(
         ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        await passthrough.set_level(params.level, principal_of(ctx))
+        await passthrough.set_level(params.level, identity_of_request(ctx))
         return types.EmptyResult()
 
     server = Gateway(
@@ -152,7 +154,7 @@ def build_server(board: Switchboard) -> Gateway:
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_subscriptions_listen=listen_handler(bus, peers, passthrough, principal_of),
+        on_subscriptions_listen=listen_handler(bus, peers, passthrough, identity_of_request),
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,

@@ -5,8 +5,8 @@ failures, cooldown left and a timeline of transitions, and each withheld (or, wi
 changed) tool's fields that changed and the unified diff of its pinned and listed definitions
 (SPEC §21) — a downstream's text, escaped like everything else on the page. Plain HTML that
 refreshes itself; with a tokens file a token is asked for once and kept in an HttpOnly,
-SameSite=Strict cookie, as for `colibri ui`. A token with a policy sees only the servers and tools
-it may call (routing's `status_for`).
+SameSite=Strict cookie, as for `colibri ui`. A caller with a policy (its own, or its IdP groups')
+sees only the servers and tools it may call (routing's `status_for`).
 """
 
 from __future__ import annotations
@@ -22,15 +22,18 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from colibri import __version__
+from colibri.core.identity import Identity
 from colibri.core.shown import shown
 from colibri.serving.origin import same_origin_post
 
 COOKIE = "colibri_switchboard_token"
 REFRESH_S = 2
 
-Snapshot = Callable[[str], dict[str, Any]]  # the status as one principal may see it
+# Who reads the page: a token's name, or the Identity a token proved (whose IdP groups policies name).
+Reader = str | Identity
+Snapshot = Callable[[Reader], dict[str, Any]]  # the status as one caller may see it
 Diffs = Callable[[], Mapping[str, str]]  # changed tool -> unified diff of its definitions
-Verify = Callable[[str], Awaitable[str | None]]  # a token's name, None for no token of ours
+Verify = Callable[[str], Awaitable[Reader | None]]  # who a token is, None for no token of ours
 
 _templates = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -54,7 +57,7 @@ def status_routes(
     is what `anonymous` may see); `diffs` gives the changed tools' diffs, which only this page shows
     (never `switchboard_status`, read by agents)."""
 
-    async def principal(request: Request) -> str | None:
+    async def principal(request: Request) -> Reader | None:
         if verify is None:
             return anonymous
         header = request.headers.get("authorization", "")

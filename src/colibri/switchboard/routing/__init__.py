@@ -27,6 +27,7 @@ from colibri.switchboard.routing.observers import (
     Refusal,
     RoutedCall,
     Tried,
+    Who,
 )
 from colibri.switchboard.routing.passthrough import Passthrough
 from colibri.switchboard.routing.policy import Policies
@@ -49,4 +50,5 @@ __all__ = [
     "RoutedCall",
     "Switchboard",
     "Tried",
+    "Who",
 ]

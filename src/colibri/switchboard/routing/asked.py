@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -25,15 +26,23 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 
 from colibri.core import reasons
+from colibri.core.identity import identity_of
 from colibri.switchboard.base import CallTimedOut, DownstreamError, PeerError, ResultT
 from colibri.switchboard.downstream import Downstream
-from colibri.switchboard.routing.observers import Answer, Observers, Outcome, Refusal, RoutedCall, Tried
+from colibri.switchboard.routing.observers import Answer, Observers, Outcome, Refusal, RoutedCall, Tried, Who
 
 log = logging.getLogger("colibri.switchboard")
 
 # Which server a request goes to, and its name there (the URI, or the prompt without its prefix);
 # raises `MCPError` when there is none (unknown, or not routable).
 Owner = Callable[[], tuple[Downstream, str]]
+
+
+def routed(name: str, arguments: dict[str, Any] | None, who: Who, method: str) -> RoutedCall:
+    """A request of `method` by `who`: a principal's name, or the Identity that proved it (the
+    audit records its issuer and token_id; policies and limits judge its groups)."""
+    identity = identity_of(who)
+    return RoutedCall(name, arguments, identity.principal, method, identity=identity)
 
 
 async def asked(

@@ -19,7 +19,7 @@ from colibri.switchboard.base import Caller, Notified
 from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.downstream import Connector, Downstream, open_session
 from colibri.switchboard.health import Clock, State
-from colibri.switchboard.routing.observers import LOCAL, Observer, Observers, RoutedCall
+from colibri.switchboard.routing.observers import LOCAL, Observer, Observers, RoutedCall, Who
 from colibri.switchboard.routing.passthrough import Passthrough
 from colibri.switchboard.routing.route import Route
 from colibri.switchboard.routing.router import Router
@@ -168,7 +168,7 @@ class Switchboard:
             for downstream in self.downstreams.values():
                 await downstream.settled.wait()
 
-    def tools(self, principal: str | None = None) -> list[types.Tool]:
+    def tools(self, principal: Who | None = None) -> list[types.Tool]:
         return self.router.tools(principal)
 
     def route(self, name: str, arguments: dict[str, Any] | None, principal: str | Identity = LOCAL) -> Route:

@@ -1,8 +1,19 @@
-"""`RateLimits`: how often a token, and each tool, may be called (SPEC §15 and §21, `rate_limits`).
+"""`RateLimits`: how often a caller, and each tool, may be called (SPEC §15, §20, §21, `rate_limits`).
 
-Each token (every principal, `local` included) has a bucket of `per_token.burst` calls that
-refills at `calls_per_minute`; each key of `per_tool` has one bucket, shared by every caller and
-by every name the key matches (a key may be a glob: `"open.*"` is the open server's tools together).
+Each principal (`local` included) has a bucket of its own, of `burst` calls that refills at
+`calls_per_minute`, under the limit that applies to it (SPEC §20: limits key on the principal and
+may name IdP groups, as policies do, policy.py):
+- its own entry of `per_principal`, when one names it (`"ana"`);
+- otherwise the entries of its IdP groups (`"group:sre"` for each group `sre` of its Identity): the
+  most generous of them (the most calls per minute, then the largest burst), as a policy admits
+  what any of its groups' policies admits;
+- otherwise `per_token`, every principal's default; with none of these it is not limited.
+A group's entry gives each member a bucket of that size, never one bucket the group shares (a
+member's flood must not starve the rest). A bucket keeps what it holds when its caller's limit
+changes (a new token with other groups, a reload), cut to the new burst.
+
+Each key of `per_tool` has one bucket, shared by every caller and by every name the key matches
+(a key may be a glob: `"open.*"` is the open server's tools together).
 Over a limit a call is not forwarded and gets RATE_LIMITED with `details.retry_after_s`, the
 seconds until it would be admitted; the audit records it as denied, reason `rate_limit`.
 
@@ -25,8 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from colibri.core.shown import shown
-from colibri.switchboard.base import RATE_LIMITED
-from colibri.switchboard.config import Limit, RateLimits, SwitchboardConfig
+from colibri.switchboard.base import RATE_LIMITED, json_path
+from colibri.switchboard.config import GROUP, Limit, RateLimits, SwitchboardConfig
 from colibri.switchboard.routing.observers import Observer, Refusal, RoutedCall, Sending
 
 __all__ = ["RATE_LIMITED", "Bucket", "Limiter"]
@@ -88,13 +99,11 @@ class Limiter(Observer):
 
     def _take(self, call: RoutedCall, name: str | None, *, with_token: bool) -> Refusal | None:
         """One from each bucket that applies, only when all of them have one; else the refusal."""
-        limits = self._limits
         applying: list[tuple[str, Bucket]] = []
         now = self._clock()
-        if with_token and limits.per_token is not None:
-            applying.append(
-                ("rate_limits.per_token", self._bucket("token", call.principal, limits.per_token, now))
-            )
+        own = self._own(call) if with_token else None
+        if own is not None:
+            applying.append((own[0], self._bucket("token", call.principal, own[1], now)))
         for key, limit in [] if name is None else self._keys(name):
             applying.append((f'rate_limits.per_tool["{key}"]', self._bucket("tool", key, limit, now)))
         if not applying:
@@ -117,8 +126,27 @@ class Limiter(Observer):
             {"retry_after_s": retry_after_s, "limit": where, "principal": call.principal},
         )
 
+    def _own(self, call: RoutedCall) -> tuple[str, Limit] | None:
+        """The limit of the caller's own bucket and where the config sets it; None: not limited."""
+        per_principal = self._limits.per_principal or {}
+        if per_principal:
+            own = per_principal.get(call.principal)
+            if own is not None:
+                return json_path(("rate_limits", "per_principal", call.principal)), own
+            groups = () if call.identity is None else call.identity.groups
+            theirs = [(GROUP + group, per_principal.get(GROUP + group)) for group in groups]
+            found = [(key, limit) for key, limit in theirs if limit is not None]
+            if found:
+                key, limit = max(found, key=lambda item: (item[1].calls_per_minute, item[1].burst))
+                return json_path(("rate_limits", "per_principal", key)), limit
+        per_token = self._limits.per_token
+        return None if per_token is None else ("rate_limits.per_token", per_token)
+
     def _bucket(self, kind: str, key: str, limit: Limit, now: float) -> Bucket:
         bucket = self._buckets.get((kind, key))
         if bucket is None:
             bucket = self._buckets[(kind, key)] = Bucket(limit, float(limit.burst), now)
+        elif bucket.limit != limit:
+            bucket.wait(now)  # refilled at the rate it had until now
+            bucket.limit, bucket.tokens = limit, min(bucket.tokens, float(limit.burst))
         return bucket

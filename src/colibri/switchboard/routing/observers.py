@@ -19,12 +19,13 @@ A routed request (a `tools/call`, a `resources/read`, a `prompts/get`) is a `Rou
   then writes the answer. One that returns None costs the answer nothing (a write done at once).
 - `after_answer(call, answer)`: the answer is on its way (metrics). Never delays the client.
 
-Around the calls: `hides(principal, name)` says why a name is not shown to a principal (policy,
-a withheld tool): lists leave it out and a fallback chain skips it. `joined`, `moved` and `left`
-follow each downstream's health: it joined the board (and its first state), changed state, or
-was removed by a reload; `listed` sees each downstream's tools when they change (pins). `report`
-adds to `switchboard_status`, `reconfigured` sees a reloaded config, and `attach` hands the
-observer the board's `lists_changed`, to call when what it hides changes.
+Around the calls: `hides(who, name)` says why a name is not shown to a caller (policy, a withheld
+tool; `who` a principal's name or its Identity, whose IdP groups a policy may name): lists leave it
+out and a fallback chain skips it. `joined`, `moved` and `left` follow each downstream's health: it
+joined the board (and its first state), changed state, or was removed by a reload; `listed` sees
+each downstream's tools when they change (pins). `report` adds to `switchboard_status`,
+`reconfigured` sees a reloaded config, and `attach` hands the observer the board's `lists_changed`,
+to call when what it hides changes.
 
 Observers are composed once, in the order given (`Observers`): the first refusal wins. A hook an
 observer does not override is never called, so the fast path pays only for the hooks in use.
@@ -45,6 +46,9 @@ from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.health import State, Transition
 
 LOCAL = "local"  # the principal of a call that came without a token (stdio, HTTP without tokens)
+
+# Who asks: a principal's name, or the Identity an edge proved (its IdP groups too, SPEC §20).
+Who = str | Identity
 
 
 class Outcome(StrEnum):
@@ -89,6 +93,11 @@ class RoutedCall:
         if self.method == "tools/call":
             return self.name
         return f"{self.server or '?'}:{self.method}"
+
+    @property
+    def who(self) -> Who:
+        """The caller as policies and limits judge it: its Identity (groups and all) when known."""
+        return self.principal if self.identity is None else self.identity
 
 
 @dataclass(slots=True)
@@ -138,7 +147,7 @@ class Observer:
     def before_send(self, call: RoutedCall, target: str) -> Sending:
         return None
 
-    def hides(self, principal: str | None, name: str) -> str | None:
+    def hides(self, principal: Who | None, name: str) -> str | None:
         """Why `name` is not shown to `principal` (None: any principal), or None when it is."""
         return None
 
@@ -217,7 +226,7 @@ class Observers:
                 pending.append(said)
         return _first_refusal(pending) if pending else None
 
-    def hides(self, principal: str | None, name: str) -> str | None:
+    def hides(self, principal: Who | None, name: str) -> str | None:
         for observer in self._hides:
             why = observer.hides(principal, name)
             if why is not None:

@@ -26,8 +26,8 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from colibri.core.shown import quoted, shown, too_long
 from colibri.switchboard.base import DownstreamError, PeerError, ResultT
 from colibri.switchboard.downstream import Downstream
-from colibri.switchboard.routing.asked import answer_of, asked
-from colibri.switchboard.routing.observers import LOCAL, Observers, Outcome, RoutedCall
+from colibri.switchboard.routing.asked import answer_of, asked, routed
+from colibri.switchboard.routing.observers import LOCAL, Observers, Outcome, Who
 
 RESOURCE_NOT_FOUND = -32002
 # The methods observers see, as server:method.
@@ -43,7 +43,7 @@ class Passthrough:
         self._downstreams = downstreams
         self._observers = observers or Observers()
 
-    def _routable(self, principal: str | None = None, method: str = "") -> list[Downstream]:
+    def _routable(self, principal: Who | None = None, method: str = "") -> list[Downstream]:
         """The routable servers, less those whose `method` the observers hide from `principal`."""
         hides = self._observers.hides
         return [
@@ -55,7 +55,7 @@ class Passthrough:
 
     # --- resources -------------------------------------------------------------------------------
 
-    def resources(self, principal: str | None = None) -> list[types.Resource]:
+    def resources(self, principal: Who | None = None) -> list[types.Resource]:
         seen: set[str] = set()
         listed: list[types.Resource] = []
         for downstream in self._routable(principal, READ):
@@ -65,7 +65,7 @@ class Passthrough:
                     listed.append(resource)
         return listed
 
-    def templates(self, principal: str | None = None) -> list[types.ResourceTemplate]:
+    def templates(self, principal: Who | None = None) -> list[types.ResourceTemplate]:
         seen: set[str] = set()
         listed: list[types.ResourceTemplate] = []
         for downstream in self._routable(principal, READ):
@@ -112,21 +112,21 @@ class Passthrough:
             f"resource not found: {shown(uri)}; resources/list and resources/templates/list list them",
         )
 
-    async def read(self, uri: str, principal: str = LOCAL) -> types.ReadResourceResult:
+    async def read(self, uri: str, principal: Who = LOCAL) -> types.ReadResourceResult:
         def request(uri: str) -> types.ClientRequest:
             return types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri))
 
-        call = RoutedCall(uri, {"uri": uri}, principal, READ)
+        call = routed(uri, {"uri": uri}, principal, READ)
         return await asked(
             self._observers, call, lambda: (self.owner(uri), uri), request, types.ReadResourceResult
         )
 
-    def readable(self, principal: str, server: str) -> bool:
+    def readable(self, principal: Who, server: str) -> bool:
         """Whether `principal` may read `server`'s resources (its updates go only to those who may)."""
         return self._observers.hides(principal, f"{server}:{READ}") is None
 
     async def subscribe_for(
-        self, uri: str, principal: str, hold: Callable[[], bool], release: Callable[[], object]
+        self, uri: str, principal: Who, hold: Callable[[], bool], release: Callable[[], object]
     ) -> None:
         """A client's resources/subscribe, admitted and recorded; `hold()` takes the client's
         subscription (True: the first, so the server is asked), `release()` gives it back."""
@@ -137,7 +137,7 @@ class Passthrough:
             first = hold()
             return types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)) if first else None
 
-        call = RoutedCall(uri, {"uri": uri}, principal, SUBSCRIBE)
+        call = routed(uri, {"uri": uri}, principal, SUBSCRIBE)
         try:
             await asked(self._observers, call, lambda: (self.owner(uri), uri), request, types.EmptyResult)
         except MCPError:
@@ -147,10 +147,10 @@ class Passthrough:
         if first and (downstream := self._downstreams.get(call.server or "")) is not None:
             downstream.subscriptions.add(uri)
 
-    async def unsubscribe_for(self, uri: str, principal: str, release: Callable[[], bool]) -> None:
+    async def unsubscribe_for(self, uri: str, principal: Who, release: Callable[[], bool]) -> None:
         """A client's resources/unsubscribe, admitted and recorded; `release()` is True when it was
         the last subscription to `uri`, and only then is the server asked."""
-        call = RoutedCall(uri, {"uri": uri}, principal, UNSUBSCRIBE)
+        call = routed(uri, {"uri": uri}, principal, UNSUBSCRIBE)
 
         def request(uri: str) -> types.ClientRequest | None:
             if not release():
@@ -161,7 +161,7 @@ class Passthrough:
 
         await asked(self._observers, call, lambda: (self.owner(uri), uri), request, types.EmptyResult)
 
-    async def admit_listen(self, uris: list[str], principal: str) -> None:
+    async def admit_listen(self, uris: list[str], principal: Who) -> None:
         """Admit and record a `subscriptions/listen` stream once per server whose URIs it names
         (`server:subscriptions/listen`); raises the first refusal. A URI no server offers now is left
         to the stream (honored, never fires)."""
@@ -176,7 +176,7 @@ class Passthrough:
         for server, named in sorted(
             by_server.items(), key=lambda item: not hidden(principal, f"{item[0]}:{LISTEN}")
         ):
-            call = RoutedCall(", ".join(named), {"resource_subscriptions": named}, principal, LISTEN)
+            call = routed(", ".join(named), {"resource_subscriptions": named}, principal, LISTEN)
             await asked(self._observers, call, partial(self._named, server), _nothing, types.EmptyResult)
 
     def _named(self, server: str) -> tuple[Downstream, str]:
@@ -197,7 +197,7 @@ class Passthrough:
 
     # --- prompts ---------------------------------------------------------------------------------
 
-    def prompts(self, principal: str | None = None) -> list[types.Prompt]:
+    def prompts(self, principal: Who | None = None) -> list[types.Prompt]:
         return [
             prompt.model_copy(update={"name": f"{downstream.name}.{prompt.name}"})
             for downstream in self._routable(principal, GET)
@@ -220,14 +220,14 @@ class Passthrough:
         return downstream, prompt
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None, principal: str = LOCAL
+        self, name: str, arguments: dict[str, str] | None, principal: Who = LOCAL
     ) -> types.GetPromptResult:
         def request(prompt: str) -> types.ClientRequest:
             return types.GetPromptRequest(
                 params=types.GetPromptRequestParams(name=prompt, arguments=arguments)
             )
 
-        call = RoutedCall(name, {"name": name, "arguments": dict(arguments or {})}, principal, GET)
+        call = routed(name, {"name": name, "arguments": dict(arguments or {})}, principal, GET)
         return await asked(
             self._observers, call, lambda: self._prompt_owner(name), request, types.GetPromptResult
         )
@@ -235,7 +235,7 @@ class Passthrough:
     # --- completion and logging ------------------------------------------------------------------
 
     async def complete(
-        self, params: types.CompleteRequestParams, principal: str = LOCAL
+        self, params: types.CompleteRequestParams, principal: Who = LOCAL
     ) -> types.CompleteResult:
         ref = params.ref
 
@@ -253,7 +253,7 @@ class Passthrough:
         # The prompt or template named, the argument and its context are hashed into the row.
         asked_for = params.model_dump(by_alias=True, mode="json", exclude_none=True)
         name = ref.name if isinstance(ref, types.PromptReference) else ref.uri
-        call = RoutedCall(name, asked_for, principal, COMPLETE)
+        call = routed(name, asked_for, principal, COMPLETE)
         return await asked(self._observers, call, owner, request, types.CompleteResult)
 
     def _template_owner(self, template: str) -> Downstream:
@@ -262,7 +262,7 @@ class Passthrough:
                 return downstream
         raise MCPError(INVALID_PARAMS, f"no routable server offers the resource template {quoted(template)}")
 
-    async def set_level(self, level: types.LoggingLevel, principal: str = LOCAL) -> None:
+    async def set_level(self, level: types.LoggingLevel, principal: Who = LOCAL) -> None:
         """Pass the level to every connected server that logs and that the principal's policy does not
         hide, each admitted and recorded as `server:logging/setLevel`; a refusal stops the rest and is
         the answer, a server that fails does not stop the rest."""
@@ -276,7 +276,7 @@ class Passthrough:
                 continue
             if self._observers.hides(principal, f"{name}:{SET_LEVEL}") is not None:
                 continue  # not a server this principal may use: the level is not its to set
-            call = RoutedCall(level, {"level": level}, principal, SET_LEVEL)
+            call = routed(level, {"level": level}, principal, SET_LEVEL)
             answer = await answer_of(
                 self._observers, call, partial(self._named, name), request, types.EmptyResult
             )

@@ -255,7 +255,7 @@ class Route:
                     reason(target, f"{target.server} does not offer a tool named {target.tool!r}", "no_tool")
                 )
                 continue
-            hidden = self._observers.hides(self.call.principal, str(target))
+            hidden = self._observers.hides(self.call.who, str(target))
             if hidden is not None:
                 self._reasons.append(reason(target, hidden, "hidden"))
                 continue

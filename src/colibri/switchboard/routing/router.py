@@ -6,9 +6,10 @@
   chain that can take it (route.py walks the chain).
 - A name that is neither is answered UNKNOWN_TOOL; `switchboard_status` by the switchboard itself.
 
-A token with a policy (policy.py) is shown only what it may call: its tools/list, its
-`switchboard_status` (`status_for`), the tools UNKNOWN_TOOL suggests (a server it may not call is
-answered as one that does not exist), and the entries of a fallback chain it is routed along.
+A caller with a policy (policy.py: its own, or its IdP groups') is shown only what it may call: its
+tools/list, its `switchboard_status` (`status_for`), the tools UNKNOWN_TOOL suggests (a server it may
+not call is answered as one that does not exist), and the entries of a fallback chain it is routed
+along. Each of them takes the caller as its Identity where one is known, so its groups count.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import mcp_types as types
 from colibri.switchboard.base import UNKNOWN_TOOL, envelopes
 from colibri.switchboard.config import STATUS_TOOL, Target
 from colibri.switchboard.downstream import Downstream
-from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall
+from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall, Who
 from colibri.switchboard.routing.policy import Policies
 from colibri.switchboard.routing.route import Route
 from colibri.switchboard.routing.status import seen_by
@@ -63,7 +64,7 @@ class Router:
         self._observers = observers or Observers()
         self._policies = Policies.among(self._observers)
 
-    def tools(self, principal: str | None = None) -> list[types.Tool]:
+    def tools(self, principal: Who | None = None) -> list[types.Tool]:
         """What tools/list shows `principal` now (None: what any principal may be shown)."""
         hides = self._observers.hides
         listed = [STATUS]
@@ -81,7 +82,7 @@ class Router:
                 listed.append(first.model_copy(update={"name": capability, "description": description}))
         return listed
 
-    def _first_listed(self, chain: tuple[Target, ...], principal: str | None) -> types.Tool | None:
+    def _first_listed(self, chain: tuple[Target, ...], principal: Who | None) -> types.Tool | None:
         for target in chain:
             downstream = self._downstreams[target.server]
             if (
@@ -99,7 +100,7 @@ class Router:
     def route(self, call: RoutedCall) -> Route:
         """The way of `call` from admission to answer."""
         chain = self._chain(call.name)
-        policy = None if self._policies is None else self._policies.of(call.principal)
+        policy = None if self._policies is None else self._policies.of(call.who)
         if policy is not None and chain is not None and len(chain) > 1:
             # Only the entries the token may call are tried (and named when none can serve); with
             # none of them, the admission refuses the call, naming the policy.
@@ -107,7 +108,7 @@ class Router:
         return Route(
             call,
             chain,
-            own=self._own if policy is None else partial(self._own, principal=call.principal),
+            own=self._own if policy is None else partial(self._own, principal=call.who),
             downstreams=self._downstreams,
             lacks=self._lacks,
             schemas=self._schemas,
@@ -115,7 +116,7 @@ class Router:
         )
 
     def _own(
-        self, name: str, chain: tuple[Target, ...] | None, principal: str | None = None
+        self, name: str, chain: tuple[Target, ...] | None, principal: Who | None = None
     ) -> Answer | None:
         """The switchboard's own answer: its status, or UNKNOWN_TOOL; None for a call to route."""
         if name == STATUS_TOOL:
@@ -123,7 +124,7 @@ class Router:
         unknown = self._unknown(name, chain, principal)
         return None if unknown is None else Answer(Outcome.DENIED, unknown)
 
-    def status_for(self, principal: str | None) -> dict[str, Any]:
+    def status_for(self, principal: Who | None) -> dict[str, Any]:
         """What `switchboard_status` and `/status` show `principal`: with a policy, only the servers
         and tools it may call."""
         policies = self._policies
@@ -147,7 +148,7 @@ class Router:
         return [d.tools[tool].output_schema for d, tool in listed if d is not None and tool in d.tools]
 
     def _unknown(
-        self, name: str, chain: tuple[Target, ...] | None, principal: str | None = None
+        self, name: str, chain: tuple[Target, ...] | None, principal: Who | None = None
     ) -> types.CallToolResult | None:
         """UNKNOWN_TOOL for a name that is neither a capability nor a tool a known server lists."""
         if chain is not None and name not in self.fallbacks:
@@ -176,7 +177,7 @@ class Router:
             tool=name,
         )
 
-    def _shows(self, principal: str | None, server: str) -> bool:
+    def _shows(self, principal: Who | None, server: str) -> bool:
         policies, downstream = self._policies, self._downstreams.get(server)
         tools = () if downstream is None else downstream.tools
         return policies is None or policies.shows_server(principal, server, tools)
