@@ -10,6 +10,8 @@ import base64
 import hashlib
 import hmac
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -225,3 +227,39 @@ async def test_an_opaque_token_is_checked_by_introspection(tmp_path: Path) -> No
             assert get(server.url, {"Authorization": f"Bearer {other}"})[0] == 401
         finally:
             server.stop()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--oauth-issuer", "ftp://idp.example"), "--oauth-issuer: expected the identity provider's issuer"),
+        (("--oauth-audience", "https://a.example/mcp"), "--oauth-audience needs --oauth-issuer"),
+        (
+            ("--oauth-issuer", "https://idp.example", "--oauth-principal-claim", "a b"),
+            "--oauth-principal-claim",
+        ),
+        (("--oauth-issuer", "https://idp.example", "--oauth-read-scope", 'a"b'), "--oauth-read-scope"),
+        (("--oauth-issuer", "https://idp.example", "--oauth-audience", "https://a#b"), "--oauth-audience"),
+        (("--oauth-issuer", "https://idp.example", "--no-auth"), "--no-auth serves without tokens"),
+        (
+            ("--oauth-issuer", "https://idp.example", "--oauth-introspection-client", "c"),
+            "COLIBRI_OAUTH_CLIENT_SECRET",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", ["serve", "ui"])
+def test_a_malformed_oauth_option_exits_2_naming_it(
+    tmp_path: Path, command: str, args: tuple[str, ...], said: str
+) -> None:
+    env = http_env(tmp_path)
+    make_token(env, "ops")  # the ui needs a store to exist
+    done = subprocess.run(
+        [sys.executable, "-m", "colibri", command, "--http", f"127.0.0.1:{free_port()}", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert said in done.stderr and done.stderr.count("\n") == 1, done.stderr

@@ -22,6 +22,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from colibri.domains.access.api import StatementKey, read_statement_key
+from colibri.serving.oauth import OAuthSettings
 from colibri.switchboard.base import ConfigError, json_path
 from colibri.switchboard.config import gateway
 from colibri.switchboard.config.envfile import read_env_file
@@ -36,6 +38,7 @@ from colibri.switchboard.config.model import (
     SwitchboardConfig,
     Target,
 )
+from colibri.switchboard.config.oauth import oauth_settings
 from colibri.switchboard.config.schema import RawFile, RawServer, first_problem, kind
 
 _path = json_path
@@ -70,10 +73,20 @@ def parse(
         parsed = RawFile.model_validate(_expand_audit(expanded.raw, environ))
     except ValidationError as exc:
         raise first_problem(exc) from None
-    return _build(parsed, expanded.hidden, Path.cwd() if folder is None else folder)
+    auth = parsed.auth
+    oauth = None
+    if auth is not None and auth.oauth is not None:
+        oauth = oauth_settings(auth.oauth, os.environ if environ is None else environ)
+    if auth is not None and auth.tokens_file is None and oauth is None:
+        raise ConfigError(
+            "auth", 'expected "tokens_file", "oauth" or both: who may call through the switchboard'
+        )
+    return _build(parsed, expanded.hidden, Path.cwd() if folder is None else folder, oauth)
 
 
-def _build(parsed: RawFile, hidden: Mapping[str, frozenset[str]], folder: Path) -> SwitchboardConfig:
+def _build(
+    parsed: RawFile, hidden: Mapping[str, frozenset[str]], folder: Path, oauth: OAuthSettings | None = None
+) -> SwitchboardConfig:
     globals_ = parsed.health.model_dump(exclude_none=True)
     _check_cooldowns(HealthPolicy(**globals_), "health")
     servers = tuple(
@@ -109,6 +122,7 @@ def _build(parsed: RawFile, hidden: Mapping[str, frozenset[str]], folder: Path) 
         servers=servers,
         fallbacks=MappingProxyType(fallbacks),
         tokens_file=None if parsed.auth is None else parsed.auth.tokens_file,
+        oauth=oauth,
         audit=audit,
         pins=parsed.pins or ("off" if audit is None else "block"),
         policies=MappingProxyType(gateway.policies({} if parsed.auth is None else parsed.auth.policies)),

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from colibri.domains.access.api import StatementKey
+from colibri.serving.oauth import OAuthSettings
 from colibri.switchboard.config.gateway import AuditSpec, Policy, RateLimits
 
 STATUS_TOOL = "switchboard_status"
@@ -108,6 +110,7 @@ class SwitchboardConfig:
     # How long the first tools/list (and early calls) wait for every downstream's first verdict.
     startup_wait_s: float = 10.0
     tokens_file: str | None = None
+    oauth: OAuthSettings | None = None  # `auth.oauth`: the identity provider's tokens too (SPEC §20)
     # The audited gateway (SPEC §15, gateway.py): the store every routed call is recorded in, what
     # a changed tool definition meets, who may call what, and how often.
     audit: AuditSpec | None = None

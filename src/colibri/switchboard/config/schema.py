@@ -77,7 +77,8 @@ class RawServer(_Strict):
 
 
 class _Auth(_Strict):
-    tokens_file: Annotated[str, Field(min_length=1)]
+    tokens_file: Annotated[str, Field(min_length=1)] | None = None
+    oauth: dict[str, Any] | None = None  # SPEC §20, checked key by key in oauth.py
     policies: dict[str, RawPolicy] = {}  # SPEC §15 (gateway.py)
 
 

@@ -17,7 +17,7 @@ metrics.py      /healthz, /readyz, /metrics, and `Metrics`, an observer of every
 serving.py      how the command line asked the switchboard to serve
 """
 
-from colibri.switchboard.faces.http_face import auth_for, challenge_for, status_page, token_check
+from colibri.switchboard.faces.http_face import FaceAuth, status_page
 from colibri.switchboard.faces.lean import ClientLane
 from colibri.switchboard.faces.mcp_server import SERVER_NAME, build_server
 from colibri.switchboard.faces.metrics import Metrics, probe_routes
@@ -28,14 +28,12 @@ from colibri.switchboard.faces.tokens import TokensFile
 __all__ = [
     "SERVER_NAME",
     "ClientLane",
+    "FaceAuth",
     "Metrics",
     "Serving",
     "TokensFile",
-    "auth_for",
     "build_server",
-    "challenge_for",
     "probe_routes",
     "render_status",
     "status_page",
-    "token_check",
 ]

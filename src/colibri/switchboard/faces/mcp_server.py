@@ -31,8 +31,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from colibri import __version__
-from colibri.core import tokens
 from colibri.core.identity import Identity
+from colibri.serving.oauth import identity_of_access
 from colibri.serving.tracing import sdk_middleware
 from colibri.switchboard.base import INVALID_PARAMS, envelopes
 from colibri.switchboard.faces.listening import Readers, listen_handler, publishing
@@ -183,13 +183,14 @@ def build_server(board: Switchboard) -> Gateway:
 
 
 def identity_of_request(ctx: ServerRequestContext[Any, Any]) -> Identity:
-    """Who asked, with what proved it: a token of the tokens file is named by its SHA-256 (the
-    digest the file holds), so the audit row ties the call to it (SPEC §20); else `local`."""
+    """Who asked, with what proved it (SPEC §20): a token of the tokens file is named by its SHA-256
+    (the digest the file holds), an identity provider's by its issuer and jti, with its groups; so
+    the audit row ties the call to it. Else `local`."""
     request = ctx.request
     user = request.scope.get("user") if isinstance(request, Request) else None
     if not isinstance(user, AuthenticatedUser):
         return Identity(LOCAL)
-    return Identity(user.access_token.client_id, None, tokens.digest(user.access_token.token))
+    return identity_of_access(user.access_token)
 
 
 def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:

@@ -81,6 +81,7 @@ def run(
         http=address,
         metrics=metrics_address,
         tokens=None if no_auth or config.tokens_file is None else config.tokens_file,
+        oauth=None if no_auth else config.oauth,
         watch=watch,
         message_limit=limit,
         http_limits=http_limits,
@@ -130,10 +131,11 @@ def _auth_refusal(host: str, config: SwitchboardConfig, no_auth: bool) -> str | 
         return None
     if no_auth:
         return f"--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not {host}"
-    if config.tokens_file is None:
+    if config.tokens_file is None and config.oauth is None:
         return (
             f'--http {host} is not a loopback address: set "auth": {{"tokens_file": PATH}} in the config '
-            "and create tokens with `colibri token create NAME --file PATH`"
+            'and create tokens with `colibri token create NAME --file PATH`, or "auth": {"oauth": '
+            '{"issuer": URL}} to accept your identity provider\'s tokens'
         )
     return None
 

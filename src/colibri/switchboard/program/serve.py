@@ -29,14 +29,12 @@ from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.faces import (
     SERVER_NAME,
     ClientLane,
+    FaceAuth,
     Metrics,
     Serving,
-    auth_for,
     build_server,
-    challenge_for,
     probe_routes,
     status_page,
-    token_check,
 )
 from colibri.switchboard.program.reload import Unlisted, watch
 from colibri.switchboard.routing import Limiter, Observer, Policies, Switchboard
@@ -172,9 +170,10 @@ async def _serve_http(
     listener = listen(host, port)  # a bad address is one line and exit 2, before anything starts
     hosts = AllowedHosts.for_bind(host)
     server = build_server(board)
+    auth = FaceAuth.of(options, host, port)
     routes = [
-        *probe_routes(board.readiness, metrics, token_check(options)),
-        *status_page(board, options, pins),
+        *probe_routes(board.readiness, metrics, auth.check()),
+        *status_page(board, auth, pins),
     ]
     app = server.streamable_http_app(
         host=host,
@@ -183,12 +182,14 @@ async def _serve_http(
         max_sessions=limits.max_sessions,
         max_request_body_size=limits.max_body_bytes,
         custom_starlette_routes=routes,
-        **auth_for(options, host, port),
+        **auth.sdk(host, port),
     )
-    challenge_for(app, options, host, port)
+    auth.challenge(app)
     cap_sessions(app, limits.max_sessions_per_principal, limits.session_idle_s)
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
+        if auth.oauth is not None:
+            tasks.start_soon(auth.oauth.issuer.start)
         if options.config_path:
             tasks.start_soon(watch, board, options.config_path, options.watch)
         log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
