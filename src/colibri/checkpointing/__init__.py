@@ -10,7 +10,7 @@ switchboard's audit store both do with the store they write, below both of them.
 """
 
 from colibri.checkpointing.duty import checkpoint_at_shutdown, checkpoint_now, keep_log
-from colibri.checkpointing.signer import LogSettings, adopt, open_notary
+from colibri.checkpointing.signer import LogSettings, adopt, open_notary, signer_of
 from colibri.checkpointing.witnessing import Runner, StoreClosed, Submitter, WitnessedNotary
 
 __all__ = [
@@ -24,4 +24,5 @@ __all__ = [
     "checkpoint_now",
     "keep_log",
     "open_notary",
+    "signer_of",
 ]

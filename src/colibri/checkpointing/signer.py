@@ -24,7 +24,7 @@ from colibri.domains.log.appends import adopt_existing
 from colibri.domains.log.continuity import KeyContinuityError
 from colibri.domains.log.keys import default_key_path, load_or_create, read_signer
 from colibri.domains.log.notary import Notary
-from colibri.domains.log.note import valid_name
+from colibri.domains.log.note import Signer, valid_name
 from colibri.domains.log.policy import read_policy
 from colibri.domains.log.store import latest_checkpoint
 
@@ -79,6 +79,13 @@ def open_notary(settings: LogSettings, db: Database, what: str = "COLIBRI_SIGNIN
         return Notary(signer, settings.origin, settings.export)
     policy = read_policy(settings.witness_policy, urls_required=True)
     return WitnessedNotary(Notary(signer, settings.origin, settings.export, policy))
+
+
+def signer_of(notary: Checkpointer) -> Signer | None:
+    """The key `notary` signs checkpoints with (None: a notary of another kind); the switchboard's
+    default identity key, which signs its callers' statements to a downstream Colibri (SPEC §20)."""
+    inner = notary.notary if isinstance(notary, WitnessedNotary) else notary
+    return inner.signer if isinstance(inner, Notary) else None
 
 
 def _refuse_a_new_key(db: Database, path: Path, what: str) -> None:

@@ -26,7 +26,11 @@ def add_parser(commands: Any) -> None:
     run = actions.add_parser(
         "run",
         help="serve MCP (the default)",
-        description="Serve MCP over stdio, or Streamable HTTP with --http.",
+        description="Serve MCP over stdio, or Streamable HTTP with --http. Each call routed to a "
+        'downstream Colibri carries its caller, signed with the config\'s "identity_key" (default: the '
+        "audit store's signing key; with neither, no statement is sent): a Colibri whose "
+        "COLIBRI_TRUSTED_GATEWAYS file holds that key's `colibri key show` line records the caller "
+        "as the call's principal.",
     )
     _config(run)
     run.add_argument(

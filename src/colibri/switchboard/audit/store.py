@@ -21,11 +21,12 @@ from pathlib import Path
 
 import anyio
 
-from colibri.checkpointing import LogSettings, checkpoint_at_shutdown, keep_log, open_notary
+from colibri.checkpointing import LogSettings, checkpoint_at_shutdown, keep_log, open_notary, signer_of
 from colibri.checkpointing import adopt as adopt_older_rows
 from colibri.core.env import DbSync, choice, log_origin, missing_db_folder, optional_path, seconds
 from colibri.core.errors import StorageError, WouldWait
 from colibri.core.state import Checkpointer
+from colibri.domains.access.api import StatementKey
 from colibri.domains.log.api import KeyContinuityError, NoteError, PolicyError, log_action
 from colibri.domains.pins import api as pins
 from colibri.storage import Database, open_database
@@ -79,6 +80,12 @@ class AuditStore:
     notary: Checkpointer
     pins: list[pins.Pin]
     interval_s: float
+
+    @property
+    def identity_key(self) -> StatementKey | None:
+        """The store's signing key as the default `identity_key` (SPEC §20, routing/vouching.py)."""
+        signer = signer_of(self.notary)
+        return None if signer is None else StatementKey(signer)
 
     async def keep(self) -> None:
         """The store's duties while the switchboard serves: grouped writes, checkpoints and

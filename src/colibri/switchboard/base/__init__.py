@@ -21,6 +21,7 @@ from colibri.switchboard.base.contracts import (
     Progress,
     Relay,
     ResultT,
+    Vouch,
 )
 from colibri.switchboard.base.errors import (
     HANDLER_ERROR,
@@ -83,6 +84,7 @@ __all__ = [
     "Relay",
     "ResultT",
     "SwitchboardError",
+    "Vouch",
     "describe_connect_error",
     "describe_failure",
     "envelopes",

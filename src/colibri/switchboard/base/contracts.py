@@ -24,6 +24,9 @@ Notify = Callable[[float, float | None, str | None], object]
 Done = Callable[[dict[str, Any] | DownstreamError], None]
 # Gives up a call sent with a `Done` (the reason goes to the downstream); its `Done` is never called.
 Abandon = Callable[[str], None]
+# The `_meta` entries of a call's on-behalf-of statement for a downstream Colibri, signed when asked
+# (routing/vouching.py's `Statements`; SPEC §20).
+Vouch = Callable[[], dict[str, Any]]
 # Where a downstream's notifications (other than a call's own log lines) go, with its name.
 Notified = Callable[[str, types.ServerNotification], Awaitable[None]]
 

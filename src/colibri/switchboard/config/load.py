@@ -129,8 +129,25 @@ def _build(
         rate_limits=gateway.rate_limits(
             parsed.rate_limits or gateway.RawRateLimits(), lambda name: _names_a_tool(name, known, fallbacks)
         ),
+        identity_key=_identity_key(parsed.identity_key, folder),
         **startup,
     )
+
+
+def _identity_key(raw: str | None, folder: Path) -> StatementKey | None:
+    """The `identity_key` file (relative to the config's folder), read now: a file that is not a signer
+    key is refused at load and at reload, never found out at the first call."""
+    if raw is None:
+        return None
+    try:
+        return read_statement_key(folder / raw)
+    except ValueError as exc:
+        raise ConfigError(
+            "identity_key",
+            f"{exc}; expected a signer key file, made by `colibri key generate --name NAME --out FILE` (each "
+            "downstream Colibri trusts it by the line `colibri key show FILE` prints, in its "
+            "COLIBRI_TRUSTED_GATEWAYS file)",
+        ) from None
 
 
 def _names_a_tool(name: str, servers: set[str], fallbacks: Mapping[str, object]) -> bool:

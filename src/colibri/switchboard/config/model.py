@@ -117,6 +117,9 @@ class SwitchboardConfig:
     pins: Literal["block", "warn", "off"] = "off"
     policies: Mapping[str, Policy] = field(default_factory=lambda: MappingProxyType({}))
     rate_limits: RateLimits = field(default_factory=RateLimits)
+    # `identity_key`: what signs the caller's statement to a downstream Colibri (SPEC §20); None:
+    # the audit store's signing key, if there is a store (routing/vouching.py)
+    identity_key: StatementKey | None = None
 
     def server(self, name: str) -> ServerSpec:
         return next(spec for spec in self.servers if spec.name == name)

@@ -92,6 +92,7 @@ class RawFile(_Strict):
     audit: RawAudit | None = None
     pins: PinMode | None = None
     rate_limits: RawRateLimits | None = None
+    identity_key: Annotated[str, Field(min_length=1)] | None = None  # SPEC §20 (load.py)
 
 
 _KEYS: dict[str, tuple[str, ...]] = {

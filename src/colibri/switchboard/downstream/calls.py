@@ -24,12 +24,14 @@ from colibri.switchboard.base import (
     PeerError,
     Progress,
     ResultT,
+    Vouch,
 )
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.downstream.isolated import Isolated
 from colibri.switchboard.downstream.owners import CALL, sole
 from colibri.switchboard.downstream.results import OutputSchemas, without_server_info
-from colibri.switchboard.health import Counters, Evidence, HealthMachine, Prober, Signal, Ticket
+from colibri.switchboard.downstream.statement import SENT_META
+from colibri.switchboard.health import COLIBRI, Counters, Evidence, HealthMachine, Prober, Signal, Ticket
 
 T = TypeVar("T")
 
@@ -51,44 +53,53 @@ class Calling:
     notified: Notified | None
     _schemas: OutputSchemas
 
-    async def call(
+    async def call(  # noqa: PLR0917 - positional in the order the route hands them
         self,
         ticket: Ticket,
         tool: str,
         arguments: dict[str, Any] | None,
         caller: Caller | None = None,
         principal: str | None = None,
+        vouch: Vouch | None = None,
     ) -> types.CallToolResult:
         """Send one routed call; its outcome is evidence about this server's health. An isolated
-        server's call goes to `principal`'s own process (isolated.py)."""
+        server's call goes to `principal`'s own process (isolated.py). A Colibri is told the caller
+        (`vouch`, SPEC §20)."""
         if self.isolated is not None:
             return await self.isolated.call(
-                principal, self.machine, ticket, lambda own, t: own.call(t, tool, arguments, caller)
+                principal,
+                self.machine,
+                ticket,
+                lambda own, t: own.call(t, tool, arguments, caller, None, vouch),
             )
 
         def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[types.CallToolResult]:
             return session.call_tool(tool, arguments, self.spec.timeout_for(tool), progress)
 
-        return await self._counted(ticket, tool, caller, send)
+        return await self._counted(ticket, tool, caller, send, vouch)
 
-    async def call_raw(
+    async def call_raw(  # noqa: PLR0917 - positional in the order the route hands them
         self,
         ticket: Ticket,
         tool: str,
         arguments: dict[str, Any] | None,
         caller: Caller | None = None,
         principal: str | None = None,
+        vouch: Vouch | None = None,
     ) -> dict[str, Any]:
         """`call`, answered as the raw JSON result (the lean lane, see lanes.py)."""
         if self.isolated is not None:
             return await self.isolated.call(
-                principal, self.machine, ticket, lambda own, t: own.call_raw(t, tool, arguments, caller)
+                principal,
+                self.machine,
+                ticket,
+                lambda own, t: own.call_raw(t, tool, arguments, caller, None, vouch),
             )
 
         def send(session: DownstreamSession, progress: Progress | None) -> Awaitable[dict[str, Any]]:
             return session.call_raw(tool, arguments, self.spec.timeout_for(tool), progress)
 
-        return await self._counted(ticket, tool, caller, send)
+        return await self._counted(ticket, tool, caller, send, vouch)
 
     def send_raw(
         self,
@@ -99,6 +110,7 @@ class Calling:
         *,
         progress: Notify,
         done: Done,
+        vouch: Vouch | None = None,
     ) -> Abandon | None:
         """`call_raw` without a task: `done` gets the checked result or the error, from a callback.
 
@@ -135,7 +147,9 @@ class Calling:
 
         self.callers.append(caller)
         owned = CALL.set(caller)  # a 2026-era server's input requests go to this call's client
+        told = SENT_META.set(None)
         try:
+            SENT_META.set(self._told(session, vouch))  # reset with `told` below, whatever it was set to
             abandon = session.send_raw(tool, arguments, self.spec.timeout_for(tool), progress, answered)
         except NotSent:
             self.callers.remove(caller)
@@ -143,6 +157,7 @@ class Calling:
             self.counters.calls += 1
             raise
         finally:
+            SENT_META.reset(told)
             CALL.reset(owned)
         if abandon is None:
             self.callers.remove(caller)
@@ -162,6 +177,7 @@ class Calling:
         tool: str,
         caller: Caller | None,
         send: Callable[[DownstreamSession, Progress | None], Awaitable[T]],
+        vouch: Vouch | None = None,
     ) -> T:
         session = self.session
         reported = False
@@ -170,7 +186,9 @@ class Calling:
         # What the downstream sends in the course of this call goes to `caller` and nobody else:
         # the SDK runs the callbacks of what is tied to this request in this context (owners.py).
         owned = CALL.set(caller)
+        told = SENT_META.set(None)
         try:
+            SENT_META.set(self._told(session, vouch))  # reset with `told` below, whatever it was set to
             if session is None:
                 raise NotSent("not connected")
             self.counters.calls += 1
@@ -190,11 +208,20 @@ class Calling:
             self._call_outcome(ticket, tool, None)
             return result
         finally:
+            SENT_META.reset(told)
             CALL.reset(owned)
             if caller is not None:
                 self.callers.remove(caller)
             if not reported:
                 self.machine.release(ticket)
+
+    @staticmethod
+    def _told(session: DownstreamSession | None, vouch: Vouch | None) -> dict[str, Any] | None:
+        """The statement of the call's caller, signed only for a Colibri (its serverInfo.name): a
+        third-party server never learns who the caller is (SPEC §20)."""
+        if vouch is None or session is None or session.server_name != COLIBRI:
+            return None
+        return vouch()
 
     async def request(self, request: types.ClientRequest, result_type: type[ResultT]) -> ResultT:
         """Any request but a tool call (resources, prompts, completion); not counted as health evidence."""

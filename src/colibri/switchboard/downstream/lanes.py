@@ -41,6 +41,7 @@ from colibri.switchboard.base import (
     spans,
 )
 from colibri.switchboard.downstream.owners import CALL_BOUND, WireOwners
+from colibri.switchboard.downstream.statement import SENT_META
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -163,7 +164,7 @@ class DownstreamLane:
         if self._closed is not None or writer is None:
             raise NotSent("the connection is closed")
         key = f"{PREFIX}{next(self._ids)}"
-        params: dict[str, Any] = {"name": name, "_meta": {"progressToken": key}}
+        params: dict[str, Any] = {"name": name, "_meta": {"progressToken": key, **(SENT_META.get() or {})}}
         if arguments is not None:
             params["arguments"] = arguments
         request: dict[str, Any] = {"jsonrpc": "2.0", "id": key, "method": "tools/call", "params": params}

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 import mcp_types as types
@@ -50,6 +50,7 @@ from colibri.switchboard.downstream.callbacks import client_callbacks
 from colibri.switchboard.downstream.forwards import Forwards
 from colibri.switchboard.downstream.lanes import DownstreamLane, Stamp
 from colibri.switchboard.downstream.results import SERVER_INFO_META, parsed, without_server_info
+from colibri.switchboard.downstream.statement import SENT_META
 from colibri.switchboard.downstream.streams import ATTEMPT, Attempt, WatchedTransport
 
 log = logging.getLogger("colibri.switchboard")
@@ -195,7 +196,8 @@ class SdkSession:
 
             # The Client (not its session): a 2026-era server's input requests are answered through
             # the callbacks, which relay them to the client whose call this is (callbacks.py).
-            result = await self._client.call_tool(name, arguments, progress_callback=progressed)
+            told = cast("types.RequestParamsMeta | None", SENT_META.get())  # a Colibri's (statement.py)
+            result = await self._client.call_tool(name, arguments, progress_callback=progressed, meta=told)
         # The SDK hands each progress notification to a task of its own, so the last one can still
         # be on its way when the result is here: let it reach the client first, as it was sent.
         await forwards.settled()

@@ -179,7 +179,13 @@ class ClientLane:
             done = partial(self._answered, call, route, attempt)
             try:
                 abandon = attempt.downstream.send_raw(
-                    attempt.ticket, tool, call.arguments, caller, progress=caller.tell, done=done
+                    attempt.ticket,
+                    tool,
+                    call.arguments,
+                    caller,
+                    progress=caller.tell,
+                    done=done,
+                    vouch=route.statements,
                 )
             except DownstreamError as exc:
                 step = route.failed(attempt, exc)

@@ -9,13 +9,14 @@ schedule.py  when to check next, from the state and the clock alone
 probing.py   `Prober`: the check loop of one connection, reporting to the machine
 """
 
-from colibri.switchboard.health.checks import CheckKind, CheckRecord
+from colibri.switchboard.health.checks import COLIBRI, CheckKind, CheckRecord
 from colibri.switchboard.health.machine import Clock, HealthMachine
 from colibri.switchboard.health.probing import Counters, Prober
 from colibri.switchboard.health.schedule import restart_delay
 from colibri.switchboard.health.states import ROUTABLE, Evidence, Signal, State, Ticket, Transition
 
 __all__ = [
+    "COLIBRI",
     "ROUTABLE",
     "CheckKind",
     "CheckRecord",

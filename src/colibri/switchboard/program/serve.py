@@ -91,6 +91,8 @@ def board_for(config: SwitchboardConfig, store: AuditStore | None = None, config
         audit = Audit(store.writer)
         pins = Pins(store.writer, config.pins, store.pins, config_path)
     board = Switchboard(config, observers=observers(config, metrics, audit, pins))
+    if store is not None:  # without an `identity_key`, the store's key signs the callers' statements
+        board.vouching.default = store.identity_key
     return Gateway(board, metrics, store, pins)
 
 

@@ -13,6 +13,7 @@ passthrough.py  resources, templates, prompts, completion, logging
 asked.py        a resources/read or prompts/get through the observers' moments
 policy.py       `Policies`: what each token may see and call (auth.policies)
 limits.py       `Limiter`: how often a token and a tool may be called (rate_limits)
+vouching.py     the caller's signed statement to a downstream Colibri (identity_key, SPEC §20)
 status.py       what `switchboard_status` returns
 """
 

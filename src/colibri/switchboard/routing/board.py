@@ -24,6 +24,7 @@ from colibri.switchboard.routing.passthrough import Passthrough
 from colibri.switchboard.routing.route import Route
 from colibri.switchboard.routing.router import Router
 from colibri.switchboard.routing.status import snapshot
+from colibri.switchboard.routing.vouching import Vouching
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -50,6 +51,9 @@ class Switchboard:
         self.downstreams = {spec.name: Downstream(spec, connector, clock) for spec in config.enabled}
         self.observers = Observers(observers)
         self.router = Router(self.downstreams, config.fallbacks, self.status, self.observers)
+        # Who signs the caller's statement to a downstream Colibri: `identity_key`, else the audit
+        # store's key (set by the program, which opened the store), else nobody (SPEC §20).
+        self.vouching = self.router.vouching = Vouching(config)
         self.passthrough = Passthrough(self.downstreams, self.observers)
         self._changed = anyio.Event()
         self._started = anyio.Event()
@@ -150,6 +154,7 @@ class Switchboard:
             self._published["tools"] = ()  # each principal's list may differ now: announce it
         self.config = config
         self.router.fallbacks = config.fallbacks
+        self.vouching.reconfigured(config)
         self.observers.reconfigured(config)
         for name, downstream in ordered.items():
             if name not in kept:

@@ -49,6 +49,7 @@ from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.health import Ticket
 from colibri.switchboard.routing.failures import reason, too_long_name, unavailable, upstream_error
 from colibri.switchboard.routing.observers import Answer, Observers, Outcome, Refusal, RoutedCall, Tried
+from colibri.switchboard.routing.vouching import Vouching
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -92,8 +93,10 @@ class Route:
         lacks: Callable[[Target], bool],
         schemas: Schemas,
         observers: Observers,
+        vouching: Vouching | None = None,
     ) -> None:
         self.call = call
+        self.statements = None if vouching is None else vouching.statements(call)  # SPEC §20
         self._found = chain
         self._chain = chain or ()
         self._own = own
@@ -223,11 +226,12 @@ class Route:
                 arguments = self.call.arguments
                 try:
                     result: Result
-                    principal = self.call.principal  # an isolated server's process is the principal's
+                    # An isolated server's process is the principal's; a Colibri is told who it is.
+                    principal, vouch = self.call.principal, self.statements
                     if raw:
-                        result = await downstream.call_raw(ticket, tool, arguments, caller, principal)
+                        result = await downstream.call_raw(ticket, tool, arguments, caller, principal, vouch)
                     else:
-                        result = await downstream.call(ticket, tool, arguments, caller, principal)
+                        result = await downstream.call(ticket, tool, arguments, caller, principal, vouch)
                 except DownstreamError as exc:
                     step = self.failed(attempt, exc)
                 else:

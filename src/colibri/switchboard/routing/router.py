@@ -27,6 +27,7 @@ from colibri.switchboard.routing.observers import Answer, Observers, Outcome, Ro
 from colibri.switchboard.routing.policy import Policies
 from colibri.switchboard.routing.route import Route
 from colibri.switchboard.routing.status import seen_by
+from colibri.switchboard.routing.vouching import Vouching
 
 STATUS = types.Tool(
     name=STATUS_TOOL,
@@ -63,6 +64,7 @@ class Router:
         self._status = status
         self._observers = observers or Observers()
         self._policies = Policies.among(self._observers)
+        self.vouching: Vouching | None = None  # the board's: who signs what a downstream Colibri is told
 
     def tools(self, principal: Who | None = None) -> list[types.Tool]:
         """What tools/list shows `principal` now (None: what any principal may be shown)."""
@@ -113,6 +115,7 @@ class Router:
             lacks=self._lacks,
             schemas=self._schemas,
             observers=self._observers,
+            vouching=self.vouching,
         )
 
     def _own(
