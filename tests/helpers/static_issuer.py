@@ -55,7 +55,7 @@ def static_issuer() -> Iterator[StaticIssuer]:
     state: list[StaticIssuer] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        def do_GET(self) -> None:
             issuer = state[0]
             if self.path == "/.well-known/openid-configuration":
                 body: object = {"issuer": issuer.issuer, "jwks_uri": f"{issuer.issuer}/jwks"}
