@@ -183,6 +183,7 @@ def test_the_call_page_and_log_rows_show_the_gateway(tmp_path: Path) -> None:
         (f"{GATEWAY.verifier().key()}\n\n{GATEWAY.key()}\n", "line 3"),
         ("# only a comment\n", "holds no verifier key"),
     ],
+    ids=["not-a-key", "a-signer-key", "no-key"],
 )
 def test_a_bad_trusted_keys_file_stops_the_start_naming_its_line(
     tmp_path: Path, text: str, named: str

@@ -125,6 +125,7 @@ def test_the_trusted_keys_file_skips_blank_lines_and_comments() -> None:
         (f"\n{Signer.generate('witness', ALG_COSIGNATURE).verifier().key()}\n", 2),
         (f"{GATEWAY.verifier().key()[:-4]}AAAA\n", 1),  # the hash no longer matches
     ],
+    ids=["second-line", "signer-key", "cosigner-key", "hash-mismatch"],
 )
 def test_a_bad_line_of_the_trusted_keys_file_is_named(text: str, line: int) -> None:
     with pytest.raises(ValueError, match=rf"^trusted\.txt: line {line}: .*colibri key show") as caught:
