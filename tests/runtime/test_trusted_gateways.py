@@ -100,6 +100,7 @@ async def test_over_stdio_a_trusted_statement_names_the_principal_and_others_are
         await _create(client, "expired", _on_behalf("ana", now=time.time() - LIFETIME_S - 30))
         await _create(client, "unsigned", _unsigned("ana"))
         await _create(client, "garbage", {ON_BEHALF_OF: "not.a.statement"})
+        await _create(client, "garbage again", {ON_BEHALF_OF: 42})  # logged within the minute: quiet
         await _create(client, "plain", None)
 
     db = tmp_path / "colibri.db"
@@ -112,6 +113,7 @@ async def test_over_stdio_a_trusted_statement_names_the_principal_and_others_are
         "expired": own,
         "unsigned": own,
         "garbage": own,
+        "garbage again": own,
         "plain": own,
     }
     thoughts = {row["principal"] for row in query(db, "SELECT principal FROM thought_records")}
