@@ -39,12 +39,15 @@ def idp() -> Iterator[IdentityProvider]:
 
 
 @contextmanager
-def gateway(tmp_path: Path, oauth: dict[str, Any], **auth: Any) -> Iterator[tuple[str, Path]]:
-    """A switchboard at http://127.0.0.1:PORT/mcp in front of `colibri serve` on stdio: (url, audit db)."""
+def gateway(
+    tmp_path: Path, oauth: dict[str, Any], servers: dict[str, Any] | None = None, **auth: Any
+) -> Iterator[tuple[str, Path]]:
+    """A switchboard at http://127.0.0.1:PORT/mcp in front of `colibri serve` on stdio (and `servers`):
+    (url, audit db)."""
     tokens = tmp_path / "tokens.jsonl"
     config = write_config(
         tmp_path,
-        {"colibri": Downstreams(tmp_path).colibri()},
+        {"colibri": Downstreams(tmp_path).colibri(), **(servers or {})},
         auth={"tokens_file": str(tokens), "oauth": oauth, **auth},
         audit={"db": "audit/gateway.db"},
     )
@@ -127,3 +130,35 @@ def test_a_malformed_oauth_key_is_refused_with_its_json_path(
     )
     assert done.returncode == 2, done
     assert path in done.stderr.decode() and said in done.stderr.decode(), done.stderr
+
+
+async def test_a_group_policy_admits_one_users_calls_and_refuses_anothers(
+    idp: IdentityProvider, tmp_path: Path
+) -> None:
+    policies = {"group:sre": {"allow": ["*"]}, "group:dev": {"allow": ["colibri.server_ping"]}}
+    clock = {"clock": Downstreams.time_server()}
+    with gateway(tmp_path, {"issuer": idp.issuer}, clock, policies=policies) as (url, db):
+        ana = idp.authorization_code_token("ana@example.com", url)["access_token"]
+        bob = idp.authorization_code_token("bob@example.com", url)["access_token"]
+        async with http_client(url, ana) as client:
+            assert not (await client.call_tool("colibri.task_list", {})).is_error
+            assert "colibri.task_list" in {tool.name for tool in (await client.list_tools()).tools}
+        async with http_client(url, bob) as client:
+            refused = await client.call_tool("colibri.task_list", {})
+            assert refused.is_error and "TOOL_NOT_ADMITTED" in str(refused.content), refused
+            assert not (await client.call_tool("colibri.server_ping", {})).is_error
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            assert "colibri.task_list" not in listed and "colibri.server_ping" in listed
+        # /status shows each person the servers their groups let them call.
+        pages = {
+            who: get(url.removesuffix("/mcp") + "/status", {"Authorization": f"Bearer {token}"})
+            for who, token in (("ana", ana), ("bob", bob))
+        }
+        assert pages["ana"][0] == pages["bob"][0] == 200
+        assert b"clock" in pages["ana"][2], pages["ana"][2][:3000]
+        assert b"clock" not in pages["bob"][2], pages["bob"][2][:3000]
+        answered = {(r["principal"], r["outcome"], r["reason"]) for r in rows(db, "colibri.task_list")}
+        assert answered == {
+            ("ana@example.com", "ok", None),
+            ("bob@example.com", "denied", "policy:group:dev"),
+        }

@@ -11,9 +11,10 @@ from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 
+from colibri.core.identity import Identity
 from colibri.serving.bearer import Verify
 from colibri.serving.http import base_url
-from colibri.serving.oauth import EitherVerifier, OAuthVerifier
+from colibri.serving.oauth import EitherVerifier, OAuthVerifier, identity_of_access
 from colibri.serving.oauth.faces import oauth_verifier, protected_resource
 from colibri.serving.protected_resource import ProtectedResource, protect
 from colibri.switchboard.audit import Pins
@@ -50,15 +51,16 @@ class FaceAuth:
 
         return known
 
-    def name(self) -> Callable[[str], Awaitable[str | None]] | None:
-        """The principal a token proves (None for a refused one); None when serving without tokens."""
+    def name(self) -> Callable[[str], Awaitable[Identity | None]] | None:
+        """Who a token proves, with its groups (None for a refused one); None when serving without
+        tokens."""
         verifier = self.verifier
         if verifier is None:
             return None
 
-        async def named(token: str) -> str | None:
+        async def named(token: str) -> Identity | None:
             found = await verifier.verify_token(token)
-            return None if found is None else found.client_id
+            return None if found is None else identity_of_access(found)
 
         return named
 
