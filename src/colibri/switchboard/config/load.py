@@ -27,6 +27,7 @@ from colibri.serving.oauth import OAuthSettings
 from colibri.switchboard.base import ConfigError, json_path
 from colibri.switchboard.config import gateway
 from colibri.switchboard.config.envfile import read_env_file
+from colibri.switchboard.config.exchange import exchange_settings
 from colibri.switchboard.config.expand import PRINCIPAL_REF, expand, expand_servers
 from colibri.switchboard.config.foreign import set_aside
 from colibri.switchboard.config.model import (
@@ -90,7 +91,7 @@ def _build(
     globals_ = parsed.health.model_dump(exclude_none=True)
     _check_cooldowns(HealthPolicy(**globals_), "health")
     servers = tuple(
-        _server(name, entry, globals_, hidden.get(name, frozenset()), folder)
+        _server(name, entry, globals_, hidden.get(name, frozenset()), folder, oauth=oauth)
         for name, entry in parsed.mcpServers.items()
     )
     known = {spec.name for spec in servers}
@@ -169,7 +170,13 @@ def _expand_audit(raw: dict[str, Any], environ: Mapping[str, str] | None) -> dic
 
 
 def _server(
-    name: str, entry: RawServer, globals_: dict[str, Any], hidden: frozenset[str], folder: Path
+    name: str,
+    entry: RawServer,
+    globals_: dict[str, Any],
+    hidden: frozenset[str],
+    folder: Path,
+    *,
+    oauth: OAuthSettings | None = None,
 ) -> ServerSpec:
     where = ("mcpServers", name)
     if not NAME_PATTERN.match(name):
@@ -242,6 +249,7 @@ def _server(
         isolate=isolated,
         idle_s=IDLE_S if entry.idle_s is None else entry.idle_s,
         env_file=str(folder / entry.envFile) if per_principal and entry.envFile is not None else None,
+        exchange=exchange_settings(where, entry, oauth),
     )
 
 

@@ -73,6 +73,11 @@ class ServerSpec:
     isolate: bool = False
     idle_s: float = 300.0
     env_file: str | None = None
+    # "identity": "exchange" (SPEC §20): the issuer and the switchboard's own client at it, with which
+    # each caller's token is exchanged for one whose audience is this server (downstream/exchange.py);
+    # `principal` names whose own connection this is (None: the switchboard's, for checks and lists).
+    exchange: OAuthSettings | None = field(default=None, repr=False)
+    principal: str | None = None
 
     @property
     def transport(self) -> Literal["stdio", "http", "sse"]:

@@ -70,6 +70,7 @@ class RawServer(_Strict):
     tool_timeouts: dict[str, Seconds] = {}
     isolate: Literal["principal"] | None = None  # SPEC §21: a process per principal
     idle_s: Seconds | None = None
+    identity: Literal["exchange"] | None = None  # SPEC §20: the caller's token exchanged for this server
     # Read by clients (Claude Desktop, Cline, ...), not by a gateway: accepted so their files load.
     autoApprove: list[str] = []
     alwaysAllow: list[str] = []

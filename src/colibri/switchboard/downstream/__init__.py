@@ -15,9 +15,12 @@ forwards.py    progress on its way to the client, which a call's result waits fo
 callbacks.py   what a downstream sends unasked: to its call's client, or to its owner's `Hooks`
 owners.py      which call a downstream's message belongs to; those of no call dropped and counted
 isolated.py    "isolate": "principal": a process per principal, started on demand, stopped when idle
+exchange.py    "identity": "exchange": each caller's token exchanged at the issuer for the server's own,
+               on a connection per principal (SUBJECT: the caller's token, set by the HTTP face)
 """
 
 from colibri.switchboard.downstream.catalog import template_matches
+from colibri.switchboard.downstream.exchange import SUBJECT
 from colibri.switchboard.downstream.owners import DROPS
 from colibri.switchboard.downstream.results import SERVER_INFO_META
 from colibri.switchboard.downstream.supervisor import CONNECT_TIMEOUT_S, Connector, Downstream
@@ -27,6 +30,7 @@ __all__ = [
     "CONNECT_TIMEOUT_S",
     "DROPS",
     "SERVER_INFO_META",
+    "SUBJECT",
     "Connector",
     "Downstream",
     "open_session",

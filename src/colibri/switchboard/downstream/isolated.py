@@ -107,13 +107,21 @@ class Isolated:
             if self._tasks is None:
                 raise NotSent(f"{self.spec.name} is not running")
             try:
-                spec = replace(for_principal(self.spec, principal), isolate=False)
+                spec = self.own_spec(principal)
             except ValueError as exc:
                 raise NotSent(str(exc)) from None
             child = self._children[principal] = _Child(self._make(spec))
             self._tasks.start_soon(self._supervise, principal, child)
             log.info("%s: started the process of %s", self.spec.name, principal)
         return child
+
+    def own_spec(self, principal: str) -> ServerSpec:
+        """The entry as `principal`'s own process starts it (ValueError: it cannot)."""
+        return replace(for_principal(self.spec, principal), isolate=False)
+
+    def outlived(self, principal: str) -> bool:
+        """Whether `principal`'s own connection must stop though not idle (exchange.py: its token ran out)."""
+        return False
 
     async def _supervise(self, principal: str, child: _Child) -> None:
         try:
@@ -126,7 +134,7 @@ class Isolated:
     def _stop_idle(self) -> None:
         now = time.monotonic()
         for principal, child in list(self._children.items()):
-            if child.busy == 0 and now - child.last_used >= self.spec.idle_s:
+            if child.busy == 0 and (now - child.last_used >= self.spec.idle_s or self.outlived(principal)):
                 log.info(
                     "%s: stopped the process of %s (idle %.0f s)", self.spec.name, principal, self.spec.idle_s
                 )

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from colibri.pipes import ProcessTransport
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.downstream.exchange import bearer_auth
 from colibri.switchboard.downstream.lanes import DownstreamLane
 from colibri.switchboard.downstream.owners import WireOwners
 from colibri.switchboard.downstream.stderr import MaskedStderr
@@ -65,7 +66,7 @@ class WatchedTransport:
             self._eof_reason = "the connection closed"
             self._judge = lambda message: sole()  # one stream, all of it read by the SDK in order
         elif spec.url is not None:
-            self._inner = _http_streams(spec.url, dict(spec.headers))
+            self._inner = _http_streams(spec.url, dict(spec.headers), bearer_auth(spec))
             self._eof_reason = "the connection closed"
         else:
             assert spec.command is not None
@@ -112,11 +113,14 @@ class WatchedTransport:
 
 
 @asynccontextmanager
-async def _http_streams(url: str, headers: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
-    """The SDK's Streamable HTTP transport over a client that notices requests that never left."""
+async def _http_streams(
+    url: str, headers: dict[str, str], auth: httpx2.Auth | None = None
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's Streamable HTTP transport over a client that notices requests that never left (and,
+    for an exchange server, sends each request's token: exchange.py)."""
     transport = _UnsentWatch(httpx2.AsyncHTTPTransport())
     async with (
-        httpx2.AsyncClient(timeout=HTTP_TIMEOUT, transport=transport, headers=headers) as client,
+        httpx2.AsyncClient(timeout=HTTP_TIMEOUT, transport=transport, headers=headers, auth=auth) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams

@@ -29,7 +29,7 @@ from colibri.switchboard.base import (
 from colibri.switchboard.config import ServerSpec, for_principal
 from colibri.switchboard.downstream.calls import Calling
 from colibri.switchboard.downstream.catalog import Catalog
-from colibri.switchboard.downstream.isolated import Isolated
+from colibri.switchboard.downstream.exchange import pool
 from colibri.switchboard.downstream.results import OutputSchemas
 from colibri.switchboard.health import (
     CheckKind,
@@ -70,9 +70,8 @@ class Downstream(Calling):
         # course of a call goes to that call's own (owners.py), never to another in this list.
         self.callers: list[Caller] = []
         # "isolate": "principal": this is the shared process; each principal's calls go to its own.
-        self.isolated = (
-            Isolated(spec, lambda own: Downstream(own, connector, clock)) if spec.isolate else None
-        )
+        # An exchange server: this is the switchboard's own connection; each principal has its own.
+        self.isolated = pool(spec, lambda own: Downstream(own, connector, clock))
         self._connect_spec = for_principal(spec, None) if spec.isolate else spec
         self.notified: Notified | None = None
         # Resource URIs clients subscribed to through this server: a new connection subscribes again.

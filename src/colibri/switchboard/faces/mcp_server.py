@@ -32,9 +32,10 @@ from starlette.requests import Request
 
 from colibri import __version__
 from colibri.core.identity import Identity
-from colibri.serving.oauth import identity_of_access
+from colibri.serving.oauth import OAuthAccess, identity_of_access
 from colibri.serving.tracing import sdk_middleware
 from colibri.switchboard.base import INVALID_PARAMS, envelopes
+from colibri.switchboard.downstream import SUBJECT
 from colibri.switchboard.faces.listening import Readers, listen_handler, publishing
 from colibri.switchboard.faces.peers import CHANGED, Peers, SessionCaller
 from colibri.switchboard.faces.rounds import InputRounds, capabilities_of
@@ -171,6 +172,7 @@ def build_server(board: Switchboard) -> Gateway:
     server.middleware = [
         *sdk_middleware(server.middleware),
         remember_peer,
+        _subject_handed_on,
         rounds.boundary,
         _refuse_non_object_arguments,
     ]
@@ -191,6 +193,21 @@ def identity_of_request(ctx: ServerRequestContext[Any, Any]) -> Identity:
     if not isinstance(user, AuthenticatedUser):
         return Identity(LOCAL)
     return identity_of_access(user.access_token)
+
+
+async def _subject_handed_on(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """The identity provider's token this request came with, where an `"identity": "exchange"`
+    server's call trades it (downstream/exchange.py, SPEC §20), and nowhere else: not in Identity."""
+    request = ctx.request
+    user = request.scope.get("user") if isinstance(request, Request) else None
+    access = user.access_token if isinstance(user, AuthenticatedUser) else None
+    if not isinstance(access, OAuthAccess):
+        return await call_next(ctx)
+    handed = SUBJECT.set(access.token)
+    try:
+        return await call_next(ctx)
+    finally:
+        SUBJECT.reset(handed)
 
 
 def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:

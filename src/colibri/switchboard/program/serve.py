@@ -37,7 +37,7 @@ from colibri.switchboard.faces import (
     status_page,
 )
 from colibri.switchboard.program.reload import Unlisted, watch
-from colibri.switchboard.routing import Limiter, Observer, Policies, Switchboard
+from colibri.switchboard.routing import IdentityGate, Limiter, Observer, Policies, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -75,7 +75,8 @@ def observers(
 ) -> list[Observer]:
     """Every observer of the routed calls, in the order each is asked (the first refusal wins)."""
     # The rate limit first: a call any other observer refuses has cost its caller (SPEC §21).
-    chosen: list[Observer] = [Limiter(config), Policies(config)]
+    # An exchange server's gate before the pins and the audit: its refusal opens no running row.
+    chosen: list[Observer] = [Limiter(config), Policies(config), IdentityGate(config)]
     if pins is not None:
         chosen.append(pins)
     if audit is not None:

@@ -14,11 +14,14 @@ asked.py        a resources/read or prompts/get through the observers' moments
 policy.py       `Policies`: what each token may see and call (auth.policies)
 limits.py       `Limiter`: how often a token and a tool may be called (rate_limits)
 vouching.py     the caller's signed statement to a downstream Colibri (identity_key, SPEC §20)
+identity_gate.py  `IdentityGate`: an "identity": "exchange" server is sent only a signed-in caller's
+                tools/call (SPEC §20)
 status.py       what `switchboard_status` returns
 """
 
 from colibri.switchboard.base import TOOL_NOT_ADMITTED
 from colibri.switchboard.routing.board import Switchboard
+from colibri.switchboard.routing.identity_gate import IdentityGate
 from colibri.switchboard.routing.limits import RATE_LIMITED, Limiter
 from colibri.switchboard.routing.observers import (
     LOCAL,
@@ -41,6 +44,7 @@ __all__ = [
     "Answer",
     "Attempt",
     "Clearing",
+    "IdentityGate",
     "Limiter",
     "Observer",
     "Outcome",
