@@ -6,6 +6,9 @@ provider (tests/idp) will never issue. The faces fetch these keys over real HTTP
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import threading
 import time
@@ -17,6 +20,7 @@ from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 
 def _keys() -> dict[str, Any]:
@@ -84,3 +88,38 @@ def static_issuer() -> Iterator[StaticIssuer]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def _b64(data: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def _hs256_with_public_key(issuer: StaticIssuer, audience: str) -> str:
+    """An HS256 token whose "secret" is the issuer's published RSA key: refused, never verified."""
+    public = issuer.keys["RS256"].public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    now = int(time.time())
+    head = _b64({"alg": "HS256", "typ": "JWT", "kid": "kid-RS256"})
+    body = _b64({"iss": issuer.issuer, "aud": audience, "sub": "eve", "exp": now + 600})
+    signature = hmac.new(public, f"{head}.{body}".encode(), hashlib.sha256).digest()
+    return f"{head}.{body}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
+
+
+def bad_tokens(issuer: StaticIssuer, audience: str) -> dict[str, tuple[str, str]]:
+    """Each way a token must be refused: its name -> (the token, what the log says of it)."""
+    now = int(time.time())
+    stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    unknown = jwt.encode({"iss": issuer.issuer, "aud": audience, "sub": "eve", "exp": now + 600}, stranger,
+                         algorithm="RS256", headers={"kid": "kid-RS256"})  # fmt: skip
+    return {
+        "signed by an unknown key": (unknown, "the signature does not verify"),
+        "unknown kid": (issuer.token(audience, kid="kid-nobody"), "does not publish"),
+        "wrong iss": (issuer.token(audience, iss="http://elsewhere.example"), "its iss is not"),
+        "wrong aud": (issuer.token(f"{audience}/other"), "its aud does not contain"),
+        "expired": (issuer.token(audience, exp=now - 3600), "expired"),
+        "not yet valid": (issuer.token(audience, nbf=now + 3600), "not valid yet"),
+        "alg none": (f"{_b64({'alg': 'none', 'typ': 'JWT'})}.{_b64({'sub': 'eve'})}.", "'none' is refused"),
+        "HS256 with the public key": (_hs256_with_public_key(issuer, audience), "'HS256' is refused"),
+        "no exp": (issuer.token(audience, exp=None), 'missing the "exp" claim'),
+        "reserved principal": (issuer.token(audience, sub="local"), "reserved"),
+        "not a JWT": ("not-a-token", "not a JWT"),
+    }

@@ -6,10 +6,6 @@ the token's jti, scopes map to read and write, and every bad token is refused wi
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 import subprocess
 import sys
 import time
@@ -18,11 +14,9 @@ from pathlib import Path
 
 import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from tests.helpers.idp import IdentityProvider, identity_provider
-from tests.helpers.static_issuer import StaticIssuer, static_issuer
+from tests.helpers.static_issuer import bad_tokens, static_issuer
 from tests.http.helpers import HttpServer, free_port, get, http_client, http_env, make_token, start_server
 
 pytestmark = pytest.mark.anyio
@@ -80,41 +74,6 @@ async def test_colibri_tokens_keep_working_beside_the_provider(
     failed, text = await _call(served.url, token, "server_ping", {})
     assert not failed, text
     assert _rows(served)[-1]["principal"] == "ci"
-
-
-def _b64(data: object) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
-
-
-def _hs256_with_public_key(issuer: StaticIssuer, audience: str) -> str:
-    """An HS256 token whose "secret" is the issuer's published RSA key: refused, never verified."""
-    public = issuer.keys["RS256"].public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
-    now = int(time.time())
-    head = _b64({"alg": "HS256", "typ": "JWT", "kid": "kid-RS256"})
-    body = _b64({"iss": issuer.issuer, "aud": audience, "sub": "eve", "exp": now + 600})
-    signature = hmac.new(public, f"{head}.{body}".encode(), hashlib.sha256).digest()
-    return f"{head}.{body}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
-
-
-def bad_tokens(issuer: StaticIssuer, audience: str) -> dict[str, tuple[str, str]]:
-    """Each way a token must be refused: its name -> (the token, what the log says of it)."""
-    now = int(time.time())
-    stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    unknown = jwt.encode({"iss": issuer.issuer, "aud": audience, "sub": "eve", "exp": now + 600}, stranger,
-                         algorithm="RS256", headers={"kid": "kid-RS256"})  # fmt: skip
-    return {
-        "signed by an unknown key": (unknown, "the signature does not verify"),
-        "unknown kid": (issuer.token(audience, kid="kid-nobody"), "does not publish"),
-        "wrong iss": (issuer.token(audience, iss="http://elsewhere.example"), "its iss is not"),
-        "wrong aud": (issuer.token(f"{audience}/other"), "its aud does not contain"),
-        "expired": (issuer.token(audience, exp=now - 3600), "expired"),
-        "not yet valid": (issuer.token(audience, nbf=now + 3600), "not valid yet"),
-        "alg none": (f"{_b64({'alg': 'none', 'typ': 'JWT'})}.{_b64({'sub': 'eve'})}.", "'none' is refused"),
-        "HS256 with the public key": (_hs256_with_public_key(issuer, audience), "'HS256' is refused"),
-        "no exp": (issuer.token(audience, exp=None), 'missing the "exp" claim'),
-        "reserved principal": (issuer.token(audience, sub="local"), "reserved"),
-        "not a JWT": ("not-a-token", "not a JWT"),
-    }
 
 
 def test_every_bad_token_is_refused_with_invalid_token_and_its_reason_only_in_the_log(tmp_path: Path) -> None:

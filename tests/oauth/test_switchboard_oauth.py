@@ -17,6 +17,7 @@ import pytest
 
 from colibri.switchboard.faces import TokensFile
 from tests.helpers.idp import IdentityProvider, identity_provider
+from tests.helpers.static_issuer import bad_tokens, static_issuer
 from tests.http.helpers import get, http_client
 from tests.oauth.sdk_flows import signed_in_client
 from tests.switchboard.helpers import (
@@ -162,3 +163,19 @@ async def test_a_group_policy_admits_one_users_calls_and_refuses_anothers(
             ("ana@example.com", "ok", None),
             ("bob@example.com", "denied", "policy:group:dev"),
         }
+
+
+def test_bad_tokens_are_refused_at_the_gateway_and_every_401_names_the_metadata(tmp_path: Path) -> None:
+    with static_issuer() as issuer, gateway(tmp_path, {"issuer": issuer.issuer}) as (url, _):
+        base = url.removesuffix("/mcp")
+        good = issuer.token(url)
+        assert get(f"{base}/metrics", {"Authorization": f"Bearer {good}"})[0] == 200
+        for name, (token, _) in bad_tokens(issuer, url).items():
+            for path in ("/mcp", "/metrics"):
+                status, headers, _ = get(base + path, {"Authorization": f"Bearer {token}"})
+                challenge = {k.lower(): v for k, v in headers.items()}.get("www-authenticate", "")
+                assert status == 401, (name, path, status)
+                assert 'error="invalid_token"' in challenge and "resource_metadata=" in challenge, (
+                    name,
+                    path,
+                )

@@ -26,11 +26,13 @@ def presented_bearer(request: Request) -> str | None:
     return (token.strip() or None) if scheme.lower() == "bearer" else None
 
 
-def token_required(endpoint: Endpoint, verify: Verify | None) -> Endpoint:
+def token_required(endpoint: Endpoint, verify: Verify | None, challenge: str | None = None) -> Endpoint:
     """`endpoint` behind a bearer token that `verify` accepts; with no tokens (`verify` None,
-    loopback only) the endpoint itself."""
+    loopback only) the endpoint itself. `challenge` is the refusal's `WWW-Authenticate` (the face's
+    RFC 9728 one, SPEC §20), by default a bare `invalid_token`."""
     if verify is None:
         return endpoint
+    refusal = challenge or 'Bearer error="invalid_token"'
 
     async def checked(request: Request) -> Response:
         token = presented_bearer(request)
@@ -38,7 +40,7 @@ def token_required(endpoint: Endpoint, verify: Verify | None) -> Endpoint:
             return PlainTextResponse(
                 "this endpoint needs a valid token: send Authorization: Bearer TOKEN",
                 401,
-                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+                headers={"WWW-Authenticate": refusal},
             )
         return await endpoint(request)
 

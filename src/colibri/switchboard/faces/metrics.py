@@ -105,9 +105,12 @@ class _DropsCollector(Collector):
         yield family
 
 
-def probe_routes(readiness: Readiness, metrics: Metrics, verify: Verify | None = None) -> list[Route]:
+def probe_routes(
+    readiness: Readiness, metrics: Metrics, verify: Verify | None = None, challenge: str | None = None
+) -> list[Route]:
     """GET /healthz, /readyz (from `readiness`) and /metrics (from `metrics`); with tokens (`verify`
-    given) /metrics answers only a valid one: it names the servers and their failures (SPEC §14)."""
+    given) /metrics answers only a valid one: it names the servers and their failures (SPEC §14);
+    `challenge` is its 401's `WWW-Authenticate`."""
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -122,5 +125,5 @@ def probe_routes(readiness: Readiness, metrics: Metrics, verify: Verify | None =
     return [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", token_required(rendered, verify), methods=["GET"]),
+        Route("/metrics", token_required(rendered, verify, challenge), methods=["GET"]),
     ]

@@ -175,7 +175,7 @@ async def _serve_http(
     server = build_server(board)
     auth = FaceAuth.of(options, host, port)
     routes = [
-        *probe_routes(board.readiness, metrics, auth.check()),
+        *probe_routes(board.readiness, metrics, auth.check(), auth.resource.challenge("invalid_token")),
         *status_page(board, auth, pins),
     ]
     app = server.streamable_http_app(
