@@ -23,7 +23,8 @@ async def test_history_and_records_name_the_token_that_made_each_change(tmp_path
             http_client(server.url, ben, mode="auto") as as_ben,
         ):
             task = ok_data(await call(as_ana, "task_create", {"title": "ship the index"}))
-            ok_data(await call(as_ben, "task_update", {"task_id": task["id"], "status": "in_progress"}))
+            # blocked, not in_progress: that would lease the task to ben, and refuse local's change below.
+            ok_data(await call(as_ben, "task_update", {"task_id": task["id"], "status": "blocked"}))
             session = ok_data(await call(as_ben, "audit_session_start", {}))["session_id"]
             # The agent may call itself anything; the principal is what the server proved.
             claimed = {

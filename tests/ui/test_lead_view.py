@@ -65,7 +65,8 @@ async def two_tokens_work(url: str, ana: str, bo: str) -> dict[str, Any]:
         sid = sealed["session_id"]
         await call(as_ana, "thought_record", {"session_id": sid, "kind": "plan", "content": "schema first"})
         version = t1["version"]
-        for who, status in ((as_ana, "in_progress"), (as_bo, "review")):
+        # Ana's move to in_progress leases T-1 to her (SPEC §24): she hands it to review herself.
+        for who, status in ((as_ana, "in_progress"), (as_ana, "review")):
             version = ok_data(
                 await call(
                     who, "task_update", {"task_id": t1["id"], "status": status, "expected_version": version}
@@ -165,7 +166,7 @@ def who_moved_it(page: Any, base: str, ids: dict[str, str]) -> None:
 def what_it_carried(page: Any, base: str, ids: dict[str, str], key: str) -> None:
     """Bo's move of T-1 to done, opened: its arguments, and a proof that checks offline."""
     page.goto(f"{base}/audit?tool=task_update&principal=bo")
-    assert page.locator("#actions tr[data-call]").count() == 3  # review, done, and T-3 started
+    assert page.locator("#actions tr[data-call]").count() == 2  # done, and T-3 started
     screenshot(page, "lead-audit")
     page.locator("#actions tr[data-call] a").nth(1).click()
     assert page.locator("#call-principal").inner_text() == "bo"

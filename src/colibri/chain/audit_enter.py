@@ -35,7 +35,7 @@ class AuditEnter:
         if call.inline:
             return await call_next(call)
         db = self._state.db
-        if call.tool.writes and db is not None and self._audit.writes():
+        if call.writes and db is not None and self._audit.writes():
             assert db.in_transaction, "a write call runs inside the group's transaction"
             self._enter(call)
             return await call_next(call)

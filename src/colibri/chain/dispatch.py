@@ -23,7 +23,7 @@ class Dispatch:
         db = self._state.db
         context = ToolContext(server=self._state, db=db, principal=call.caller.principal)
         try:
-            if tool.writes and db is not None:
+            if call.writes and db is not None:
                 with db.atomic():
                     call.envelope = self._run(tool, context, call)
             else:

@@ -20,7 +20,7 @@ from colibri.chain.group import BatchFailed
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
 from colibri.chain.worker import drive
 from colibri.core import ids, reasons
-from colibri.core.modes import ToolClass
+from colibri.core.modes import ToolClass, writes_allowed
 from colibri.core.shown import quoted, shown, too_long
 
 
@@ -40,9 +40,18 @@ class ToolLock:
             refusal = self._refusal(tool.name)
             await self._record_denied(call, reasons.unavailable("mode"), refusal)
             raise ToolNotAdmitted(refusal, tool=tool.name, mode=mode.value)
-        if not call.caller.admits(tool):
+        call.writes = tool.writes_for(call.raw_arguments)
+        if call.writes and not tool.writes and not writes_allowed(mode):
             refusal = (
-                f"{tool.name} cannot run: it writes, and the token {call.caller.principal!r} has scope "
+                f"{tool.name} with {tool.writes_when}=true cannot run: it writes, and mode {mode.value} "
+                f"admits no writes; call it without {tool.writes_when} to only read"
+            )
+            await self._record_denied(call, reasons.unavailable("mode"), refusal)
+            raise ToolNotAdmitted(refusal, tool=tool.name, mode=mode.value)
+        if not call.caller.admits(tool) or (call.writes and call.caller.scope == "read"):
+            what = tool.name if tool.writes else f"{tool.name} with {tool.writes_when}=true"
+            refusal = (
+                f"{what} cannot run: it writes, and the token {call.caller.principal!r} has scope "
                 f"{call.caller.scope!r}, which runs only the read tools; use a token with scope 'write'"
             )
             await self._record_denied(call, reasons.SCOPE, refusal)
@@ -58,7 +67,7 @@ class ToolLock:
             return drive(audit.flush_later, call_next(call))
 
         try:
-            result: Envelope = await self._group.run(work, writes=tool.writes, quick=tool.quick)
+            result: Envelope = await self._group.run(work, writes=call.writes, quick=tool.quick)
         except BatchFailed as failed:
             raise failed.refusal(call.tool_name) from None
         return result

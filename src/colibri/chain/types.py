@@ -35,6 +35,7 @@ class Call:
     started: float = 0.0
     started_at: str = ""  # UTC timestamp for the audit row
     inline: bool = False  # answered on the event loop without the lock (the system tools)
+    writes: bool = False  # the tool writes, or this call of it does (Tool.writes_for)
     envelope: Envelope | None = None
     text: str | None = None  # the envelope as JSON, once audit-exit has serialised it
     trace_id: str | None = None  # the OpenTelemetry trace the call is part of, kept on its audit row

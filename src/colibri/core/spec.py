@@ -131,6 +131,9 @@ class Tool:
     # Bounded work once the write lock is held (no scan of a whole table or the file system): such
     # a call runs on the event loop when the lock is free, sparing the worker thread's two hops.
     quick: bool = field(default=False, kw_only=True)
+    # A reading tool that writes when this boolean argument is true (task_next_actions' claim): such
+    # a call is admitted, refused and run as a write tool's would be (`writes_for`).
+    writes_when: str | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         if not self.writes and (self.destructive or self.idempotent):
@@ -161,6 +164,12 @@ class Tool:
     @property
     def writes(self) -> bool:
         return self.tool_class is ToolClass.WRITE
+
+    def writes_for(self, raw_arguments: object) -> bool:
+        """Whether a call with these (not yet validated) arguments writes."""
+        if self.writes or self.writes_when is None:
+            return self.writes
+        return isinstance(raw_arguments, dict) and raw_arguments.get(self.writes_when) is True
 
     def admitted_in(self, mode: Mode) -> bool:
         return admits(mode, self.tool_class)

@@ -24,6 +24,7 @@ TASK_FIELDS = {
     "created_at",
     "updated_at",
     "version",
+    "lease",
 }
 
 
@@ -266,7 +267,9 @@ async def test_full_transition_matrix_over_stdio(server_env: dict[str, str]) -> 
                     moved = ok_data(reply)
                     assert (moved["status"], moved["version"]) == (target, version + 1)
                     history = ok_data(await call(client, "task_get", {"task_id": task_id}))["history"]
-                    assert history[-1]["changes"] == {"status": {"from": current, "to": target}}
+                    changes = history[-1]["changes"]
+                    assert changes["status"] == {"from": current, "to": target}
+                    assert set(changes) - {"status"} <= {"assignee", "lease_holder", "lease_expires_at"}
                 else:
                     error = domain_error(reply)
                     assert error["code"] == "ERR_INVALID_TRANSITION", (current, target)

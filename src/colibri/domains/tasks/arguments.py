@@ -12,6 +12,7 @@ from pydantic import (
     AfterValidator,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     StrictStr,
     field_validator,
@@ -20,6 +21,7 @@ from pydantic import (
 
 from colibri.core.cursor import decode_cursor
 from colibri.core.spec import Arguments
+from colibri.domains.tasks import leases
 from colibri.domains.tasks.models import TASK_ID_PATTERN, Priority
 from colibri.domains.tasks.states import STATUSES, Status
 
@@ -76,6 +78,29 @@ Assignee = Annotated[StrictStr, Field(min_length=1, max_length=MAX_ASSIGNEE)]
 PriorityField = Annotated[Priority, Field(description="critical, high, medium or low.")]
 
 
+def _lease_seconds(value: Any) -> Any:
+    # One message for a wrong type and a wrong size alike, naming the range (pydantic's own two
+    # messages name only half of it each). None is for the model's own rules to judge.
+    if value is None:
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or not leases.MIN_S <= value <= leases.MAX_S:
+        given = repr(value)
+        raise ValueError(f"must be {leases.RANGE}, got {given if len(given) <= 40 else type(value).__name__}")
+    return value
+
+
+LeaseSeconds = Annotated[
+    StrictInt,
+    Field(
+        ge=leases.MIN_S,
+        le=leases.MAX_S,
+        description=f"Length of the lease taken by moving the task to in_progress, in seconds "
+        f"({leases.MIN_S}-{leases.MAX_S:,}; default {leases.DEFAULT_S}, or the lease's own length "
+        "when its holder renews it). Ignored unless the task is or becomes in_progress.",
+    ),
+]
+
+
 class CreateTaskArgs(Arguments):
     """task_create."""
 
@@ -90,15 +115,21 @@ class CreateTaskArgs(Arguments):
     depends_on: Dependencies = []
     tags: Tags = []
     assignee: Assignee | None = Field(default=None, description="Who works on it (optional).")
+    lease_s: LeaseSeconds = leases.DEFAULT_S
+
+    _lease_s = field_validator("lease_s", mode="before")(_lease_seconds)
 
 
 _NOT_NULL = ("title", "description", "priority", "status", "depends_on", "tags")
 CHANGEABLE = (*_NOT_NULL, "assignee")
+# Also an update: renewing the lease (a heartbeat) or taking it over.
+_LEASE_ONLY = ("lease_s", "take_over")
+_OPTIONAL_INTEGERS = ("expected_version", "lease_s", "lease_token")
 
 
 def _advertise_not_null(schema: dict[str, Any]) -> None:
     """In the advertised schema these fields are optional but never null (null is refused below)."""
-    for name in (*_NOT_NULL, "expected_version"):
+    for name in (*_NOT_NULL, *_OPTIONAL_INTEGERS):
         prop = schema["properties"][name]
         options = [option for option in prop.pop("anyOf") if option.get("type") != "null"]
         prop.pop("default", None)
@@ -133,8 +164,24 @@ class UpdateTaskArgs(Arguments):
     )
     tags: Tags | None = Field(default=None, description="Replaces the whole tag list.")
     assignee: Assignee | None = Field(default=None, description="New assignee; null unassigns.")
+    lease_s: LeaseSeconds | None = None
+    take_over: StrictBool = Field(
+        default=False,
+        description="Take over the lease of an in_progress task whose holder's lease has ended (it "
+        "becomes yours, recorded in history). While the lease runs: ERR_LEASED.",
+    )
+    lease_token: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        le=2**63 - 1,
+        description="lease.token from when you took the lease (the task claim or in_progress move "
+        "returned it): if the task has been leased since by someone else, nothing is written and the "
+        "answer is ERR_CONFLICT (a fence against acting on a lease you no longer hold).",
+    )
 
-    @field_validator(*_NOT_NULL, "expected_version", mode="before")
+    _lease_s = field_validator("lease_s", mode="before")(_lease_seconds)
+
+    @field_validator(*_NOT_NULL, *_OPTIONAL_INTEGERS, mode="before")
     @classmethod
     def _no_null(cls, value: Any) -> Any:
         # Runs only for values the caller sent: null would be ambiguous (clear? keep?), so say so.
@@ -144,8 +191,10 @@ class UpdateTaskArgs(Arguments):
 
     @model_validator(mode="after")
     def _something_to_change(self) -> UpdateTaskArgs:
-        if not self.model_fields_set.intersection(CHANGEABLE):
-            raise ValueError(f"nothing to update: give at least one of {', '.join(CHANGEABLE)}")
+        if not self.model_fields_set.intersection((*CHANGEABLE, *_LEASE_ONLY)):
+            raise ValueError(
+                f"nothing to update: give at least one of {', '.join((*CHANGEABLE, *_LEASE_ONLY))}"
+            )
         return self
 
     def given(self) -> dict[str, Any]:
@@ -222,3 +271,23 @@ class NextActionsArgs(Arguments):
     limit: StrictInt = Field(
         default=5, ge=1, le=MAX_ACTIONS, description=f"How many actions to return, 1-{MAX_ACTIONS}."
     )
+    claim: StrictBool = Field(
+        default=False,
+        description="Claim the first start or take_over action for yourself, atomically (no other "
+        "caller, on any replica, gets the same task): it is moved to in_progress under your lease "
+        "and returned as the only action, its lease.token to pass as lease_token. Nothing to claim: "
+        "actions is empty and reason says why. A write: refused where writes are.",
+    )
+    lease_s: LeaseSeconds | None = Field(
+        default=None,
+        description=f"With claim: the lease's length in seconds, {leases.MIN_S}-{leases.MAX_S:,} "
+        f"(default {leases.DEFAULT_S}).",
+    )
+
+    _lease_s = field_validator("lease_s", mode="before")(_lease_seconds)
+
+    @model_validator(mode="after")
+    def _lease_needs_claim(self) -> NextActionsArgs:
+        if self.lease_s is not None and not self.claim:
+            raise ValueError("lease_s applies only with claim=true: give claim=true, or omit lease_s")
+        return self

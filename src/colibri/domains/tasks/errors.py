@@ -8,6 +8,10 @@ ERR_INVALID_TRANSITION    the state machine does not allow the status move
 ERR_DEPENDENCIES_OPEN     in_progress asked for while a dependency is not done
 ERR_WRITEBACK_REQUIRED    done asked for with no thought record citing the task
 ERR_DEPENDENCY_CYCLE      depends_on would make a task (indirectly) depend on itself
+ERR_LEASED                another principal holds the task's lease (SPEC §24), or held it and
+                          take_over was not asked for
+ERR_NOT_LEASED            take_over asked for on a task nobody holds
+ERR_CONFLICT (fencing)    a lease_token that is not the task's latest lease's
 """
 
 from __future__ import annotations
@@ -112,4 +116,49 @@ def dependency_cycle(cycle: Sequence[str]) -> DomainError:
         f"depends_on would create a cycle: {path} (each arrow reads 'depends on'); a task cannot "
         f"depend on itself, even indirectly; drop {first} from the depends_on of {task_id}",
         cycle=list(cycle),
+    )
+
+
+def leased(task_id: str, holder: str, expires_at: str, span: str, *, ended: bool) -> DomainError:
+    if ended:
+        message = (
+            f"task {task_id} is leased by {holder}, whose lease ended {span} ago ({expires_at}); "
+            "to work on it, take it over: repeat this task_update with take_over=true (the history "
+            "records it), or leave it to its holder"
+        )
+    else:
+        message = (
+            f"task {task_id} is leased by {holder} until {expires_at} (in {span}): only {holder} "
+            "may change it until then; pick another task (task_next_actions), or wait for the lease "
+            "to end and take it over with take_over=true"
+        )
+    return DomainError(
+        "ERR_LEASED", message, task_id=task_id, holder=holder, expires_at=expires_at, expired=ended
+    )
+
+
+def not_leased(task_id: str) -> DomainError:
+    return DomainError(
+        "ERR_NOT_LEASED",
+        f"task {task_id} holds no lease to take over (only an in_progress task has one); "
+        "omit take_over, or task_get it to see its status",
+        task_id=task_id,
+    )
+
+
+def fenced(task_id: str, given: int, current: int | None, holder: str | None) -> DomainError:
+    if current is None:
+        now = f"task {task_id} has never been leased"
+    elif holder is None:
+        now = f"the latest lease of task {task_id} has token {current} and has ended"
+    else:
+        now = f"task {task_id}'s lease is now {holder}'s, with token {current}"
+    return DomainError(
+        "ERR_CONFLICT",
+        f"lease_token {given} is not the task's lease: {now}; your lease was taken over or ended, "
+        "so nothing was written; task_get it before doing more, and claim other work",
+        task_id=task_id,
+        lease_token=given,
+        current_lease_token=current,
+        holder=holder,
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from colibri.core.spec import ToolContext
-from colibri.domains.tasks import listing, next_actions, service
+from colibri.domains.tasks import claims, listing, next_actions, service
 from colibri.domains.tasks.arguments import (
     CreateTaskArgs,
     GetTaskArgs,
@@ -31,4 +31,6 @@ def task_list(ctx: ToolContext, args: ListTasksArgs) -> TaskPage:
 
 
 def task_next_actions(ctx: ToolContext, args: NextActionsArgs) -> NextActions:
-    return next_actions.next_actions(ctx.database(), args.limit)
+    if args.claim:  # the chain ran this call as a write (Tool.writes_when): it is in a transaction
+        return claims.claim(ctx.database(), ctx.principal, args.lease_s)
+    return next_actions.next_actions(ctx.database(), args.limit, ctx.principal)

@@ -18,6 +18,22 @@ TASK_ID_PATTERN = r"^T-[1-9][0-9]*$"
 TaskIdOut = Annotated[str, Field(description="Task id, e.g. T-1.", examples=["T-1"])]
 
 
+class Lease(Model):
+    """Who holds an in_progress task (SPEC §24), until when, and the token that fences its writes."""
+
+    holder: str = Field(description="The principal holding the lease; only it may write the task meanwhile.")
+    expires_at: str = Field(description="ISO 8601 UTC; any update by the holder moves it lease_s later.")
+    lease_s: int = Field(description="The lease's length in seconds; each renewal lasts as long.")
+    token: int = Field(
+        description="The task's version when this lease was taken: pass it as lease_token to "
+        "task_update so that a write made after the lease was taken over is refused (ERR_CONFLICT)."
+    )
+    expired: bool = Field(
+        description="True once expires_at has passed: another principal may take the task over "
+        "with task_update(take_over=true)."
+    )
+
+
 class Task(Model):
     """One task, as every task tool returns it."""
 
@@ -33,6 +49,11 @@ class Task(Model):
     updated_at: str = Field(description="ISO 8601 UTC timestamp of the last change.")
     version: int = Field(
         description="1 at creation, +1 per change; pass it as expected_version to task_update."
+    )
+    lease: Lease | None = Field(
+        default=None,
+        description="The lease of an in_progress task: its holder, expiry and token; null when the "
+        "task is not in_progress or nobody holds it.",
     )
 
 
@@ -50,7 +71,9 @@ class HistoryEntry(Model):
     event: Literal["created", "updated"]
     changed_at: str = Field(description="ISO 8601 UTC timestamp.")
     changes: dict[str, FieldChange] = Field(
-        description='Changed fields, each {"from": old, "to": new}; at creation "from" is null.'
+        description='Changed fields, each {"from": old, "to": new}; at creation "from" is null. A '
+        "lease shows as lease_holder and lease_expires_at: taken (from null), renewed, taken over "
+        "(from one principal to another) or ended (to null)."
     )
     principal: str = Field(
         description="Who made the change, as the server proved it: the token's name over HTTP, "
@@ -78,8 +101,9 @@ class Action(Model):
     """One thing to do now."""
 
     task: Task
-    action: Literal["continue", "review", "start"] = Field(
-        description="continue an in_progress task, review a task in review, or start a ready todo task."
+    action: Literal["continue", "review", "start", "take_over"] = Field(
+        description="continue an in_progress task (yours, or nobody's), review a task in review, "
+        "start a ready todo task, or take_over an in_progress task whose holder's lease ended."
     )
     reason: str = Field(description="Why this task is suggested, in one line.")
     unblocks: int = Field(description="How many open tasks transitively wait on this one.")
@@ -104,3 +128,8 @@ class NextActions(Model):
         "dependencies (at most 50, highest priority first)."
     )
     blocked_total: int = Field(description="How many tasks are blocked in all.")
+    reason: str | None = Field(
+        default=None,
+        description="With claim=true and nothing to claim: why (e.g. 'nothing ready: 3 tasks wait "
+        "on dependencies'); null otherwise.",
+    )

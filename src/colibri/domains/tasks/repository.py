@@ -8,14 +8,17 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from colibri.core.clock import utc_now
+from colibri.domains.tasks.leases import Held, held
 from colibri.domains.tasks.models import FieldChange, HistoryEntry, Task
 from colibri.storage import Connection, Row
 
 # The columns task_update may change; `depends_on` lives in its own table.
-COLUMNS = ("title", "description", "status", "priority", "assignee", "tags")
+LEASE_COLUMNS = ("lease_holder", "lease_expires_at", "lease_s", "lease_token")
+COLUMNS = ("title", "description", "status", "priority", "assignee", "tags", *LEASE_COLUMNS)
 _SELECT = (
     "SELECT number, id, title, description, status, priority, assignee, tags, created_at, updated_at, "
-    "version FROM tasks"
+    "version, lease_holder, lease_expires_at, lease_s, lease_token FROM tasks"
 )
 # SQLite's default limit on bound parameters is far above this; chunks keep IN lists short.
 _CHUNK = 500
@@ -31,10 +34,11 @@ def next_number(conn: Connection) -> int:
     return int(row[0])
 
 
-def insert_task(conn: Connection, number: int, fields: Mapping[str, Any], now: str) -> None:
+def insert_task(conn: Connection, number: int, fields: Mapping[str, Any], now: str, lease: Held) -> None:
     conn.execute(
         "INSERT INTO tasks (number, id, title, description, status, priority, assignee, tags,"
-        " created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+        " created_at, updated_at, version, lease_holder, lease_expires_at, lease_s, lease_token)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
         (
             number,
             task_id_for(number),
@@ -46,6 +50,10 @@ def insert_task(conn: Connection, number: int, fields: Mapping[str, Any], now: s
             json.dumps(fields["tags"], ensure_ascii=False),
             now,
             now,
+            lease.holder,
+            lease.expires_at,
+            lease.seconds,
+            lease.token,
         ),
     )
 
@@ -108,6 +116,15 @@ def get_task(conn: Connection, task_id: str) -> Task | None:
     return get_tasks(conn, [task_id]).get(task_id)
 
 
+def get_held(conn: Connection, task_id: str) -> tuple[Task, Held] | None:
+    """The task and its lease columns as stored (the token outlives the lease), or None."""
+    row = conn.execute(f"{_SELECT} WHERE id = ?", (task_id,)).fetchone()
+    if row is None:
+        return None
+    (task,) = tasks_from_rows(conn, [row])
+    return task, held(row)
+
+
 def get_tasks(conn: Connection, task_ids: Sequence[str]) -> dict[str, Task]:
     """The tasks that exist among `task_ids`, by id, each with its dependencies."""
     rows = []
@@ -120,7 +137,8 @@ def get_tasks(conn: Connection, task_ids: Sequence[str]) -> dict[str, Task]:
 def tasks_from_rows(conn: Connection, rows: Sequence[Row]) -> list[Task]:
     """Task objects for rows selected with `_SELECT`'s columns, in the rows' order."""
     dependencies = dependencies_of(conn, [row["id"] for row in rows])
-    return [_task(row, dependencies.get(row["id"], [])) for row in rows]
+    now = utc_now()
+    return [_task(row, dependencies.get(row["id"], []), now) for row in rows]
 
 
 def select_sql() -> str:
@@ -204,7 +222,7 @@ def task_exists(conn: Connection, task_id: str) -> bool:
     return conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is not None
 
 
-def _task(row: Row, depends_on: list[str]) -> Task:
+def _task(row: Row, depends_on: list[str], now: str) -> Task:
     return Task(
         id=row["id"],
         title=row["title"],
@@ -217,6 +235,7 @@ def _task(row: Row, depends_on: list[str]) -> Task:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         version=row["version"],
+        lease=held(row).shown(row["status"], now),
     )
 
 

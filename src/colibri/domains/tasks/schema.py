@@ -20,6 +20,17 @@ _BOARD_TRIGGERS = tuple(
     for event in ("INSERT", "UPDATE", "DELETE")
 )
 
+# A lease (SPEC §24): who holds an in_progress task and until when. `lease_s` is its length, so a
+# renewal lasts as long as the lease first did; `lease_token` is the version at which the lease
+# was taken and outlives the lease itself, so a holder that was taken over is refused by it even
+# after the task has left in_progress. Rows from before have no lease: nobody holds them.
+_LEASE_COLUMNS = (
+    "ALTER TABLE tasks ADD COLUMN lease_holder TEXT",
+    "ALTER TABLE tasks ADD COLUMN lease_expires_at TEXT",
+    "ALTER TABLE tasks ADD COLUMN lease_s INTEGER",
+    "ALTER TABLE tasks ADD COLUMN lease_token INTEGER",
+)
+
 MIGRATIONS: list[Migration] = [
     Migration(
         "0002_tasks",
@@ -64,6 +75,7 @@ MIGRATIONS: list[Migration] = [
         ("ALTER TABLE task_history ADD COLUMN principal TEXT NOT NULL DEFAULT 'local'",),
     ),
     Migration("0021_task_board_version", (*_BOARD_TABLE, *_BOARD_TRIGGERS)),
+    Migration("0034_task_leases", _LEASE_COLUMNS),
 ]
 
 # The same tables on PostgreSQL: serial keys (a sequence never hands a number out twice, like
@@ -92,5 +104,9 @@ POSTGRES_MIGRATIONS: list[Migration] = [
                 for table in ("tasks", "task_dependencies")
             ),
         ),
+    ),
+    Migration(
+        "0034_task_leases",
+        tuple(statement.replace("INTEGER", "BIGINT") for statement in _LEASE_COLUMNS),
     ),
 ]

@@ -48,7 +48,12 @@ TOOLS = [
             "(ERR_DEPENDENCIES_OPEN). done needs a writeback first: at least one thought_record "
             "citing the task_id, of any kind (kind writeback says it best) (ERR_WRITEBACK_REQUIRED). "
             "Pass the version you read as expected_version so a concurrent change is refused "
-            "(ERR_CONFLICT) instead of overwritten." + _REFUSALS
+            "(ERR_CONFLICT) instead of overwritten. Leases: moving a task to in_progress leases it to "
+            "you for lease_s seconds (10-86,400, default 900; task.lease shows holder, expiry and "
+            "token) and any update of yours renews it; while it runs another caller's write is "
+            "ERR_LEASED (naming holder and expiry); once it has ended, take_over=true moves it to "
+            "you. Pass lease.token as lease_token: if the task was taken over meanwhile, nothing is "
+            "written (ERR_CONFLICT)." + _REFUSALS
         ),
         input_model="colibri.domains.tasks.arguments:UpdateTaskArgs",
         output_model="colibri.domains.tasks.models:Task",
@@ -79,14 +84,20 @@ TOOLS = [
         title="Suggest what to do next",
         description=(
             "What to do now: up to `limit` actions (default 5), each {task, action, reason, unblocks}: "
-            "first continue (tasks in_progress), then review (tasks in review), then start (todo "
-            "tasks whose dependencies are all done), ranked by priority, then by how many open tasks "
-            "they unblock, then oldest first. Also lists blocked tasks with what they wait on."
+            "first continue (tasks in_progress that you hold, or nobody does), then review (tasks in "
+            "review), then start (todo tasks whose dependencies are all done) and take_over "
+            "(in_progress tasks whose holder's lease ended), ranked by priority, then by how many open "
+            "tasks they unblock, then oldest first; tasks others hold under a running lease are left "
+            "out. Also lists blocked tasks with what they wait on. With claim=true (a write) the first "
+            "start or take_over is claimed for you atomically, on any replica: moved to in_progress "
+            "under your lease (lease_s) and returned as the only action, lease.token to pass as "
+            "lease_token; with nothing to claim, actions is empty and reason says why." + _REFUSALS
         ),
         input_model="colibri.domains.tasks.arguments:NextActionsArgs",
         output_model="colibri.domains.tasks.models:NextActions",
         handler="colibri.domains.tasks.handlers:task_next_actions",
         tool_class=ToolClass.READ,
         pattern=ErrorPattern.B,
+        writes_when="claim",
     ),
 ]
