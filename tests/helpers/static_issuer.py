@@ -121,5 +121,7 @@ def bad_tokens(issuer: StaticIssuer, audience: str) -> dict[str, tuple[str, str]
         "HS256 with the public key": (_hs256_with_public_key(issuer, audience), "'HS256' is refused"),
         "no exp": (issuer.token(audience, exp=None), 'missing the "exp" claim'),
         "reserved principal": (issuer.token(audience, sub="local"), "reserved"),
+        "a group's name as principal": (issuer.token(audience, sub="group:sre"), "reserved"),
+        "over-long principal": (issuer.token(audience, sub="a" * 257), "printable name"),
         "not a JWT": ("not-a-token", "not a JWT"),
     }

@@ -8,7 +8,7 @@ Built from `--oauth-*` options (`serve`, `ui`) or from the switchboard's `"auth"
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 DEFAULT_READ_SCOPE = "colibri:read"
@@ -50,18 +50,7 @@ class OAuthSettings:
 
     def for_audience(self, audience: str) -> OAuthSettings:
         """These settings with `audience` where none was given."""
-        if self.audience is not None:
-            return self
-        return OAuthSettings(
-            self.issuer,
-            audience,
-            self.principal_claim,
-            self.groups_claim,
-            self.read_scope,
-            self.write_scope,
-            self.introspection,
-            self.client,
-        )
+        return self if self.audience is not None else replace(self, audience=audience)
 
 
 def checked_url(name: str, value: object, what: str) -> str:

@@ -33,6 +33,8 @@ log = logging.getLogger("colibri.oauth")
 ALGORITHMS = ("RS256", "ES256", "EdDSA")
 KNOWN_REFUSED = frozenset({"none", "HS256", "HS384", "HS512", "RS384", "RS512", "PS256", "ES384", "ES512"})
 LEEWAY_S = 60
+NAME_LIMIT = 256  # a principal's or a group's name, as the switchboard caps the names it is given
+GROUPS_LIMIT = 256
 KEPT_S = 60.0  # a proved token is reused this long at most (and never past its exp)
 KEPT_LIMIT = 10_000  # a bound, not a policy: a flood of tokens must not grow the memory
 
@@ -133,8 +135,13 @@ class OAuthVerifier:
         principal = claims.get(settings.principal_claim)
         if not isinstance(principal, str) or not principal:
             raise Refused("principal", f"it has no {settings.principal_claim!r} claim to name its principal")
+        if len(principal) > NAME_LIMIT or not principal.isprintable():
+            raise Refused(
+                "principal_name",
+                f"its {settings.principal_claim!r} is not a printable name of at most {NAME_LIMIT} chars",
+            )
         if (taken := reserved(principal)) is not None:
-            raise Refused("principal", taken)
+            raise Refused("principal_reserved", taken)
         jti = claims.get("jti")
         exp = claims.get("exp")
         return OAuthAccess(
@@ -205,9 +212,10 @@ class OAuthVerifier:
 
 
 def _groups(value: object) -> tuple[str, ...]:
-    """The groups claim as names: a list of strings, or one space-separated string."""
-    if isinstance(value, str):
-        return tuple(value.split())
-    if isinstance(value, list):
-        return tuple(item for item in value if isinstance(item, str) and item)
-    return ()
+    """The groups claim as names: a list of strings, or one space-separated string. A name a policy
+    could not hold (too long, unprintable) is left out, and so is any past the first GROUPS_LIMIT."""
+    names = value.split() if isinstance(value, str) else value if isinstance(value, list) else []
+    kept = (
+        item for item in names if isinstance(item, str) and 0 < len(item) <= NAME_LIMIT and item.isprintable()
+    )
+    return tuple(kept)[:GROUPS_LIMIT]
