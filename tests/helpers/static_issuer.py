@@ -36,6 +36,7 @@ class StaticIssuer:
     issuer: str
     keys: dict[str, Any] = field(default_factory=_keys)
     published: bool = True  # False: the JWKS answers 503 (a provider that is down)
+    fetches: int = 0  # how many times the JWKS was asked for
 
     def jwks(self) -> dict[str, Any]:
         found = []
@@ -64,6 +65,7 @@ def static_issuer() -> Iterator[StaticIssuer]:
             if self.path == "/.well-known/openid-configuration":
                 body: object = {"issuer": issuer.issuer, "jwks_uri": f"{issuer.issuer}/jwks"}
             elif self.path == "/jwks" and issuer.published:
+                issuer.fetches += 1
                 body = issuer.jwks()
             else:
                 self.send_error(404 if self.path != "/jwks" else 503)
