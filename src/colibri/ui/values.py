@@ -13,6 +13,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from colibri.ui.times import time_tag
+
 FOLD_AT = 160  # characters: a string longer than this is folded
 OPENING = 80  # characters of a folded string shown before it is opened
 SHOWN_AT_MOST = 100_000  # characters of one folded value put into the page
@@ -25,6 +27,8 @@ def field_value(name: str, value: Any) -> Markup:
     """The Jinja filter `field_value`: one side of a change to the task field `name`."""
     if value is None or value in ([], ""):
         return NONE
+    if name == "lease_expires_at":
+        return time_tag(value)
     if isinstance(value, list):
         if name == "depends_on":
             return Markup(" ").join(Markup('<a href="/tasks/{0}">{0}</a>').format(item) for item in value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from colibri.core.clock import utc_now
 from colibri.core.cursor import decode_cursor, encode_cursor
 from colibri.core.database import Database
 from colibri.domains.tasks import repository as tasks
@@ -67,6 +68,7 @@ def board(
         shown = [task for column in columns for task in column.tasks]
         graph: Graph = lay_out(shown)
         actions = next_actions(db, 5)
+        leases_ended = tasks.leases_ended(conn, utc_now())
     # next_actions lists as stuck both the tasks whose status is blocked and the todo tasks
     # waiting on dependencies, with one total: the page names them apart, so that its count of
     # blocked tasks is the BLOCKED column's (unfiltered). Blocked tasks are open, so all are in it.
@@ -83,6 +85,7 @@ def board(
             "waiting_total": actions.blocked_total - whole.get("blocked", 0),
         },
         "total": sum(totals.values()),
+        "leases_ended": leases_ended,
         "filters": narrowed.given(),
     }
 

@@ -58,14 +58,16 @@ def expiry(now: str, seconds: int) -> str:
 
 
 def span(earlier: str, later: str) -> str:
-    """How long from `earlier` to `later`, for a person: '40 s', '4 min', '2 h 5 min'."""
+    """How long from `earlier` to `later`, for a person: '40 s', '4 min', '2 h 5 min', '3 days'."""
     seconds = max(0, int((_instant(later) - _instant(earlier)).total_seconds()))
     if seconds < 120:
         return f"{seconds} s"
     minutes = seconds // 60
     if minutes < 120:
         return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60} min"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} h {minutes % 60} min"
+    return f"{minutes // (24 * 60)} days"
 
 
 def _instant(text: str) -> datetime:

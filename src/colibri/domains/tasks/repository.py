@@ -244,6 +244,12 @@ def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
         yield items[start : start + _CHUNK]
 
 
+def leases_ended(conn: Connection, now: str) -> int:
+    """How many in_progress tasks hold a lease that has ended (SPEC §24: the board flags them)."""
+    sql = "SELECT count(*) FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= ?"
+    return int(conn.execute(sql, (now,)).fetchone()[0])
+
+
 def count_by_status(conn: Connection) -> dict[str, int]:
     """How many tasks each status holds (statuses without any are absent); reads the status index."""
     rows = conn.execute("SELECT status, count(*) FROM tasks GROUP BY status")
