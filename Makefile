@@ -15,7 +15,7 @@ RUN_STAMP := $(VENV)/.installed
 NPM_DIRS := tests/interop tests/http/npm tests/switchboard/npm tests/idp
 NPM_STAMPS := $(NPM_DIRS:%=%/node_modules/.installed)
 
-.PHONY: run test lint bench clean npm node22 postgres-binaries chromium go-toolchain
+.PHONY: run test lint docs bench clean npm node22 postgres-binaries chromium go-toolchain
 
 $(BIN)/python:
 	@echo "creating $(VENV)" >&2
@@ -39,6 +39,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+
+# The documentation site (mkdocs.yml; docs/hooks generates the reference from the code) into
+# build/site. --strict: a broken link or anchor, a page missing from the nav or a reference that no
+# longer matches the code fails the build, naming it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Installed again only when a lock file changes. Under CI a missing npm or a failed install stops
 # the run; elsewhere those suites are skipped with the reason.
@@ -124,7 +130,7 @@ npm: $(NPM_STAMPS)
 # Most tests wait on the real processes they start, so 4 workers keep 2 cores busy; each worker has
 # its own PostgreSQL server (a session fixture). Tests that hold a time bound of the spec (`serial`)
 # run afterwards, alone, so the others' load cannot make them miss it.
-test: lint npm node22 postgres-binaries chromium go-toolchain
+test: lint docs npm node22 postgres-binaries chromium go-toolchain
 	$(BIN)/pytest -n 4 --dist worksteal -m "not serial"
 	$(BIN)/pytest -m serial
 
