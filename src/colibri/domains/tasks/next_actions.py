@@ -123,8 +123,9 @@ def _reason(task: Task, kind: ActionKind, unblocks: int, now: str) -> str:
     if kind == "continue":
         yours = ""
         if lease is not None:
-            left = leases.span(now, lease.expires_at)
-            yours = f" under your lease (ends in {left})" if not lease.expired else " (your lease ended)"
+            # The time itself, not how long is left: an answer is kept while the board holds.
+            ends = "ended" if lease.expired else "ends"
+            yours = f" under your lease ({ends} {lease.expires_at})"
         return (
             f"in progress{yours}, {priority} priority{unblocking}; finish it, then move it to review "
             "(any update renews the lease)"
