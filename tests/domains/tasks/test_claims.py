@@ -3,9 +3,11 @@ what claim=true takes, why nothing is claimed, and claims from two connections (
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
-from colibri.domains.tasks import claims, service
+from colibri.core.clock import utc_now
+from colibri.domains.tasks import claims, leases, service
 from colibri.domains.tasks.arguments import UpdateTaskArgs
 from colibri.domains.tasks.next_actions import next_actions
 from colibri.storage import Database
@@ -113,3 +115,20 @@ def test_a_holder_s_write_renews_and_is_seen_by_the_next_claim(fresh_db: Databas
     renamed = service.update_task(fresh_db, args, principal="ana")
     assert renamed.lease is not None and renamed.lease.expires_at >= taken.task.lease.expires_at
     assert claims.claim(fresh_db, "bob", None).actions == []
+
+
+def test_a_kept_answer_lasts_until_the_first_running_lease_ends(fresh_db: Database) -> None:
+    """The board does not change when a lease ends, only the clock: an answer kept for the board's
+    version is given again only until then."""
+    task_id = create(fresh_db, "soon free").id
+    claims.claim(fresh_db, "ana", None)
+    soon = leases.expiry(utc_now(), 1)
+    with fresh_db.atomic() as conn:
+        conn.execute("UPDATE tasks SET lease_expires_at = ? WHERE id = ?", (soon, task_id))
+    first = next_actions(fresh_db, 5, "bob")
+    assert first.actions == [] and next_actions(fresh_db, 5, "bob") is first, "kept while the lease runs"
+    deadline = time.monotonic() + 10
+    while not (answer := next_actions(fresh_db, 5, "bob")).actions:
+        assert time.monotonic() < deadline, "the lease ended, the kept answer still said nothing to do"
+        time.sleep(0.02)
+    assert utc_now() >= soon and [(a.task.id, a.action) for a in answer.actions] == [(task_id, "take_over")]
