@@ -200,8 +200,8 @@ async def running(board_config: SwitchboardConfig) -> AsyncIterator[Switchboard]
 
 async def test_a_board_shows_and_routes_each_caller_by_its_groups() -> None:
     async with running(config(auth={"tokens_file": "t", "policies": POLICIES})) as board:
-        assert [tool.name for tool in board.tools(ANA)] == ["switchboard_status", "a.search", "b.search"]
-        assert [tool.name for tool in board.tools(BOB)] == ["switchboard_status", "b.search"]
+        assert [tool.name for tool in board.tools(ANA)] == ["a.search", "b.search", "switchboard_status"]
+        assert [tool.name for tool in board.tools(BOB)] == ["b.search", "switchboard_status"]
         assert [server["name"] for server in board.router.status_for(BOB)["servers"]] == ["b"]
         assert len(board.router.status_for(ANA)["servers"]) == 2
 
@@ -233,4 +233,4 @@ async def test_a_reload_naming_a_malformed_group_is_refused_and_the_groups_polic
         bad = {"group:": {"allow": ["*"]}}
         path.write_text(json.dumps({"mcpServers": servers, "auth": {"tokens_file": "t", "policies": bad}}))
         assert await reload_from(board, str(path)) is False
-        assert [tool.name for tool in board.tools(BOB)] == ["switchboard_status", "b.search"]
+        assert [tool.name for tool in board.tools(BOB)] == ["b.search", "switchboard_status"]

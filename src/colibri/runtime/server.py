@@ -105,7 +105,8 @@ def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
     ) -> types.ListToolsResult:
         caller = caller_of(ctx, anonymous)
         tools = [describe(tool) for tool in app.admitted() if caller.admits(tool)]
-        return types.ListToolsResult(tools=tools)
+        # By name, always: a client's prompt cache holds only while the list is the same (SPEC §23).
+        return types.ListToolsResult(tools=sorted(tools, key=lambda tool: tool.name))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

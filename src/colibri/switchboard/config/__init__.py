@@ -9,6 +9,7 @@ expand.py  `${VAR}` and `${VAR:-default}` in the fields that start or reach a se
 gateway.py the audited gateway's sections (SPEC §15): audit, pins, auth.policies, rate_limits
 exchange.py "identity": "exchange" on a server entry, checked against auth.oauth (SPEC §20)
 callers.py who a policy or a rate limit names: a principal, or an IdP group `group:NAME` (SPEC §20)
+search.py  "tool_search": find_tools and call_tool in place of every tool (SPEC §23)
 """
 
 from colibri.switchboard.config.callers import GROUP
@@ -23,8 +24,11 @@ from colibri.switchboard.config.model import (
     SwitchboardConfig,
     Target,
 )
+from colibri.switchboard.config.search import CALL_TOOL, FIND_TOOLS, ToolSearch
 
 __all__ = [
+    "CALL_TOOL",
+    "FIND_TOOLS",
     "GROUP",
     "SERVER_METHODS",
     "STATUS_TOOL",
@@ -37,6 +41,7 @@ __all__ = [
     "ServerSpec",
     "SwitchboardConfig",
     "Target",
+    "ToolSearch",
     "expand",
     "expand_servers",
     "for_principal",

@@ -41,6 +41,7 @@ from colibri.switchboard.config.model import (
 )
 from colibri.switchboard.config.oauth import oauth_settings
 from colibri.switchboard.config.schema import RawFile, RawServer, first_problem, kind
+from colibri.switchboard.config.search import tool_search
 
 _path = json_path
 IDLE_S = 300.0  # an isolated server's process stops after this long without calls (SPEC §21)
@@ -131,6 +132,7 @@ def _build(
             parsed.rate_limits or gateway.RawRateLimits(), lambda name: _names_a_tool(name, known, fallbacks)
         ),
         identity_key=_identity_key(parsed.identity_key, folder),
+        tool_search=tool_search(parsed.tool_search, fallbacks),
         **startup,
     )
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from colibri.domains.access.api import StatementKey
 from colibri.serving.oauth import OAuthSettings
 from colibri.switchboard.config.gateway import AuditSpec, Policy, RateLimits
+from colibri.switchboard.config.search import ToolSearch
 
 STATUS_TOOL = "switchboard_status"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -125,6 +126,8 @@ class SwitchboardConfig:
     # `identity_key`: what signs the caller's statement to a downstream Colibri (SPEC §20); None:
     # the audit store's signing key, if there is a store (routing/vouching.py)
     identity_key: StatementKey | None = None
+    # `tool_search` (SPEC §23): find_tools and call_tool listed in place of every tool, or not
+    tool_search: ToolSearch = field(default_factory=ToolSearch)
 
     def server(self, name: str) -> ServerSpec:
         return next(spec for spec in self.servers if spec.name == name)

@@ -94,6 +94,7 @@ class RawFile(_Strict):
     pins: PinMode | None = None
     rate_limits: RawRateLimits | None = None
     identity_key: Annotated[str, Field(min_length=1)] | None = None  # SPEC §20 (load.py)
+    tool_search: Any = None  # SPEC §23, checked key by key in search.py
 
 
 _KEYS: dict[str, tuple[str, ...]] = {

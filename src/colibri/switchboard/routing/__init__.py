@@ -17,6 +17,8 @@ vouching.py     the caller's signed statement to a downstream Colibri (identity_
 identity_gate.py  `IdentityGate`: an "identity": "exchange" server is sent only a signed-in caller's
                 tools/call (SPEC §20)
 status.py       what `switchboard_status` returns
+search.py       tool search (SPEC §23): find_tools and call_tool in place of every tool, lists by name
+catalog.py      the BM25 index find_tools ranks with, rebuilt once per downstream listing
 """
 
 from colibri.switchboard.base import TOOL_NOT_ADMITTED

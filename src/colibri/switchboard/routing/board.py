@@ -23,6 +23,7 @@ from colibri.switchboard.routing.observers import LOCAL, Observer, Observers, Ro
 from colibri.switchboard.routing.passthrough import Passthrough
 from colibri.switchboard.routing.route import Route
 from colibri.switchboard.routing.router import Router
+from colibri.switchboard.routing.search import Search
 from colibri.switchboard.routing.status import snapshot
 from colibri.switchboard.routing.vouching import Vouching
 
@@ -55,6 +56,14 @@ class Switchboard:
         # store's key (set by the program, which opened the store), else nobody (SPEC §20).
         self.vouching = self.router.vouching = Vouching(config)
         self.passthrough = Passthrough(self.downstreams, self.observers)
+        self.search = Search(
+            lambda: self.config.tool_search,
+            self.downstreams,
+            self.observers,
+            self.router.capability,
+            lambda: self.router.fallbacks,
+        )
+        self.router.searching = self.search.own
         self._changed = anyio.Event()
         self._started = anyio.Event()
         self._subscribers: list[ToolsChanged] = []
@@ -174,12 +183,14 @@ class Switchboard:
                 await downstream.settled.wait()
 
     def tools(self, principal: Who | None = None) -> list[types.Tool]:
-        return self.router.tools(principal)
+        """What tools/list shows: sorted by name, so a client's prompt cache holds (SPEC §23)."""
+        return self.search.listed(self.router.tools(principal), principal)
 
     def route(self, name: str, arguments: dict[str, Any] | None, principal: str | Identity = LOCAL) -> Route:
         """The way of one tools/call, from admission to answer; every lane's calls take one.
         `principal` may come as the whole Identity the HTTP face proved (core/identity.py)."""
         who = identity_of(principal)
+        name, arguments = self.search.unwrapped(name, arguments)  # call_tool is the call it names
         return self.router.route(RoutedCall(name, arguments, who.principal, identity=who))
 
     async def call(

@@ -25,7 +25,7 @@ from colibri.switchboard.config import STATUS_TOOL, Target
 from colibri.switchboard.downstream import Downstream
 from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall, Who
 from colibri.switchboard.routing.policy import Policies
-from colibri.switchboard.routing.route import Route
+from colibri.switchboard.routing.route import Own, Route
 from colibri.switchboard.routing.status import seen_by
 from colibri.switchboard.routing.vouching import Vouching
 
@@ -65,6 +65,8 @@ class Router:
         self._observers = observers or Observers()
         self._policies = Policies.among(self._observers)
         self.vouching: Vouching | None = None  # the board's: who signs what a downstream Colibri is told
+        # The board's tool search (SPEC §23): the own answer of a call to find_tools or call_tool.
+        self.searching: Callable[[RoutedCall, Own], Own] | None = None
 
     def tools(self, principal: Who | None = None) -> list[types.Tool]:
         """What tools/list shows `principal` now (None: what any principal may be shown)."""
@@ -76,13 +78,27 @@ class Router:
                     name = f"{downstream.name}.{tool.name}"
                     if hides(principal, name) is None:
                         listed.append(tool.model_copy(update={"name": name}))
-        for capability, chain in self.fallbacks.items():
-            first = None if hides(principal, capability) else self._first_listed(chain, principal)
-            if first is not None:
-                routes = ", ".join(str(target) for target in chain)
-                description = f"{first.description or ''} (served by the first healthy of: {routes})".strip()
-                listed.append(first.model_copy(update={"name": capability, "description": description}))
+        for capability in self.fallbacks:
+            shown = self.capability(capability, principal)
+            if shown is not None:
+                listed.append(shown)
         return listed
+
+    def capability(self, name: str, principal: Who | None) -> types.Tool | None:
+        """`switchboard_status` or a fallback capability as tools/list shows it to `principal`, if it does."""
+        if name == STATUS_TOOL:
+            return STATUS
+        chain = self.fallbacks.get(name)
+        first = (
+            None
+            if chain is None or self._observers.hides(principal, name)
+            else self._first_listed(chain, principal)
+        )
+        if chain is None or first is None:
+            return None
+        routes = ", ".join(str(target) for target in chain)
+        description = f"{first.description or ''} (served by the first healthy of: {routes})".strip()
+        return first.model_copy(update={"name": name, "description": description})
 
     def _first_listed(self, chain: tuple[Target, ...], principal: Who | None) -> types.Tool | None:
         for target in chain:
@@ -107,10 +123,11 @@ class Router:
             # Only the entries the token may call are tried (and named when none can serve); with
             # none of them, the admission refuses the call, naming the policy.
             chain = tuple(target for target in chain if policy.admits(str(target))) or chain
+        own = self._own if policy is None else partial(self._own, principal=call.who)
         return Route(
             call,
             chain,
-            own=self._own if policy is None else partial(self._own, principal=call.who),
+            own=own if self.searching is None else self.searching(call, own),
             downstreams=self._downstreams,
             lacks=self._lacks,
             schemas=self._schemas,

@@ -1,0 +1,150 @@
+"""Tool search through a real switchboard (SPEC §23, issue 43): with "tool_search": {"mode": "search"}
+a session lists find_tools, call_tool and the kept tools; find_tools ranks the downstreams' tools
+and shows a caller only what it may call; call_tool is a direct call (policy, rate limits, pins,
+audit under the real tool's name). Lists come sorted by name in both programs, across restarts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from tests.helpers import clean_env
+from tests.switchboard.audit_helpers import actions
+from tests.switchboard.helpers import Downstreams, call, switchboard, wait_for_state, write_config
+from tests.switchboard.test_http_face import create_token
+
+pytestmark = pytest.mark.anyio
+
+SEARCH_SERVER = Path(__file__).with_name("search_server.py")
+# Checks far apart: only a downstream's own list_changed makes the switchboard list its tools again.
+SLOW = {"liveness_s": 5, "readiness_s": 120, "check_timeout_s": 5, "restart_backoff_s": 0.2}
+ERAS = ["legacy", "auto"]
+
+
+def office(name: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(SEARCH_SERVER), name]}
+
+
+def config_for(tmp_path: Path, **sections: Any) -> Path:
+    servers = {"office": office("office"), "time": Downstreams.time_server()}
+    return write_config(tmp_path, servers, health=SLOW, **sections)
+
+
+async def names(client: Client) -> list[str]:
+    return [tool.name for tool in (await client.list_tools()).tools]
+
+
+async def found(client: Client, query: str, limit: int | None = None) -> list[str]:
+    arguments: dict[str, Any] = {"query": query} | ({} if limit is None else {"limit": limit})
+    answer = await call(client, "find_tools", arguments)
+    assert answer["ok"] is True, answer
+    return [tool["name"] for tool in answer["data"]["tools"]]
+
+
+async def healthy(client: Client) -> None:
+    for server in ("office", "time"):
+        await wait_for_state(client, server, "HEALTHY", timeout=30)
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_search_lists_the_two_tools_and_the_kept_ones_and_finds_the_rest(
+    tmp_path: Path, mode: str
+) -> None:
+    config = config_for(tmp_path, tool_search={"mode": "search", "keep": ["time.get_*"]})
+    async with switchboard(config, mode=mode) as client:
+        await healthy(client)
+        listed = (await client.list_tools()).tools
+        emails = await found(client, "email my boss about the delay")
+        times = await found(client, "what's the time in Tokyo right now", limit=2)
+        answer = await call(client, "find_tools", {"query": "move money between dollars and euros"})
+    assert [tool.name for tool in listed] == ["call_tool", "find_tools", "time.get_current_time"]
+    finder = next(tool for tool in listed if tool.name == "find_tools")
+    assert "office, time" in (finder.description or "")
+    assert emails[0] == "office.send_email"
+    assert len(times) == 2 and "time.get_current_time" in times
+    whole = answer["data"]["tools"][0]
+    assert whole["name"] == "office.convert_currency" and whole["inputSchema"]["properties"]["amount"]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_with_search_off_every_tool_is_listed_by_name_across_restarts(
+    tmp_path: Path, mode: str
+) -> None:
+    config = config_for(tmp_path)
+    seen = []
+    for _ in range(2):
+        async with switchboard(config, mode=mode) as client:
+            await healthy(client)
+            seen += [await names(client), await names(client)]
+    assert seen[0] == sorted(seen[0]) and "office.send_email" in seen[0] and "find_tools" not in seen[0]
+    assert all(listing == seen[0] for listing in seen)
+
+
+async def test_call_tool_is_a_direct_call_in_the_audit_store_policy_and_limits(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.jsonl"
+    assert (
+        create_token("unused", tokens).returncode == 0
+    )  # the policies' section; on stdio the caller is local
+    config = config_for(
+        tmp_path,
+        tool_search={"mode": "search"},
+        audit={"db": "gateway.db"},
+        auth={"tokens_file": str(tokens), "policies": {"local": {"deny": ["office.delete_file"]}}},
+        rate_limits={"per_tool": {"office.list_inbox": {"calls_per_minute": 1, "burst": 1}}},
+    )
+    mail = {"to": "ana@example.com", "subject": "hi", "body": "hello"}
+    async with switchboard(config) as client:
+        await healthy(client)
+        sent = await client.call_tool("call_tool", {"name": "office.send_email", "arguments": mail})
+        direct = await client.call_tool("office.send_email", mail)
+        refused = await call(client, "call_tool", {"name": "office.delete_file", "arguments": {"path": "/x"}})
+        hidden = await found(client, "remove a file from the drive for good", limit=20)
+        inbox = {"name": "office.list_inbox", "arguments": {"folder": "INBOX"}}
+        first = await client.call_tool("call_tool", inbox)
+        limited = await call(client, "call_tool", inbox)
+        unknown = await call(client, "call_tool", {"name": "office.nope", "arguments": {}})
+        unknown_direct = await call(client, "office.nope", {})
+        with pytest.raises(MCPError) as schema:
+            await client.call_tool("call_tool", {"name": "office.send_email", "arguments": {"to": "a"}})
+        with pytest.raises(MCPError) as schema_direct:
+            await client.call_tool("office.send_email", {"to": "a"})
+        malformed = await call(client, "call_tool", {"name": "office.send_email", "arguments": [1]})
+        nameless = await call(client, "call_tool", {"arguments": {}})
+    assert sent.structured_content == direct.structured_content == {"tool": "send_email", "arguments": mail}
+    assert refused["error"]["code"] == "TOOL_NOT_ADMITTED"
+    assert "office.delete_file" not in hidden
+    assert first.structured_content == {"tool": "list_inbox", "arguments": {"folder": "INBOX"}}
+    assert limited["error"]["code"] == "RATE_LIMITED"
+    assert unknown == unknown_direct and unknown["error"]["code"] == "UNKNOWN_TOOL"
+    assert schema.value.error == schema_direct.value.error  # the downstream's own error, as direct
+    assert "missing argument 'subject'" in schema.value.error.message
+    for bad in (malformed, nameless):
+        assert bad["error"]["code"] == "INVALID_PARAMS" and "call_tool" in bad["error"]["message"]
+    rows = [(row["tool"], row["outcome"], row["reason"]) for row in actions(tmp_path / "gateway.db")]
+    assert rows.count(("office.send_email", "ok", None)) == 2
+    assert ("office.delete_file", "denied", "policy:local") in rows
+    assert [row for row in rows if row[0] == "office.list_inbox"][1][1:] == ("denied", "rate_limit")
+    assert ("office.nope", "denied", "unknown_tool") in rows
+    assert "call_tool" in {row[0] for row in rows}  # only the malformed ones, named as asked
+    assert {row[1] for row in rows if row[0] == "call_tool"} == {"denied"}
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_colibri_serve_lists_its_tools_by_name_across_restarts(tmp_path: Path, mode: str) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "colibri", "serve"],
+        env=clean_env(tmp_path, COLIBRI_LOG_LEVEL="warn"),
+    )
+    seen = []
+    for _ in range(2):
+        async with Client(params, mode=mode, read_timeout_seconds=30) as client:
+            seen += [await names(client), await names(client)]
+    assert len(seen[0]) > 5 and seen[0] == sorted(seen[0])
+    assert all(listing == seen[0] for listing in seen)
