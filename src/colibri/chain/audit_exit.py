@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 
 from colibri.chain import envelope
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
@@ -18,6 +19,7 @@ log = logging.getLogger("colibri.chain")
 class AuditExit:
     def __init__(self, deps: ChainDeps) -> None:
         self._audit = deps.audit
+        self._group = deps.group
 
     async def __call__(self, call: Call, call_next: Next) -> Envelope:
         result = call.envelope
@@ -47,10 +49,10 @@ class AuditExit:
                 issuer=call.caller.issuer,
                 token_id=call.caller.token_id,
             )
-            self._audit.later(row)
+            call.receipt = self._inline(row)
         else:
             try:
-                self._audit.close_row(call.audit_row, outcome, result_hash, duration_ms)
+                call.receipt = self._audit.close_row(call.audit_row, outcome, result_hash, duration_ms)
             except StorageError as exc:
                 log.error("audit sink failed at audit-exit for %s: %s", call.tool_name, exc)
         if log.isEnabledFor(logging.DEBUG):
@@ -62,3 +64,16 @@ class AuditExit:
                 duration_ms,
             )
         return result
+
+    def _inline(self, row: FinishedCall) -> object:
+        """A call answered inline has its row written now when that waits for nothing, and its answer
+        then carries the entry's receipt (SPEC §22); else the row follows within a second (SPEC §14)
+        and the answer goes without one: a system tool never waits for another call (SPEC §8)."""
+        try:
+            receipt = self._group.at_once(partial(self._audit.write_row, row))
+        except StorageError as exc:
+            log.warning("audit row of %s not written at once (%s); it waits for the next try", row.tool, exc)
+            receipt = None
+        if receipt is None:
+            self._audit.later(row)
+        return receipt

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -38,6 +38,7 @@ from colibri.core.state import ServerState
 from colibri.storage.audit_log import AuditLog
 from colibri.storage.errors import BusyError, UnavailableError
 
+T = TypeVar("T")
 MAX_BATCH = 64  # bounds how long the first call of a batch waits for the others' handlers
 
 
@@ -104,6 +105,22 @@ class GroupCommit:
                 self._queue.remove(item)
             raise
         return item.outcome()
+
+    def at_once(self, work: Callable[[], T]) -> T | None:
+        """`work()` in a write transaction of its own, now, on the event loop, when nothing holds the
+        chain's lock and the store can take its write lock without waiting (SQLite); else None, and it
+        did not run. For the rows of calls answered inline: they never wait for another call."""
+        db = self._state.db
+        if db is None or self._lock.locked() or self._queue or not self._audit.writes():
+            return None
+        with db.without_waiting() as refuses_to_wait:
+            if not refuses_to_wait:  # PostgreSQL: every statement would wait on the network
+                return None
+            try:
+                with db.atomic():
+                    return work()
+            except WouldWait:
+                return None
 
     def _take(self) -> list[_Item]:
         """The next batch: the write items at the front of the queue, or one read item."""

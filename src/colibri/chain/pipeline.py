@@ -22,7 +22,7 @@ from colibri.core.envelope_text import to_json
 from colibri.core.spec import Tool
 from colibri.core.state import ServerState
 from colibri.core.traces import current_trace_id
-from colibri.domains.log.api import log_action
+from colibri.domains.log.api import ActionLog, Receipt
 from colibri.storage.audit_log import AuditLog
 
 STAGES: tuple[type[Stage], ...] = (ToolLock, SchemaValidate, AuditEnter, Dispatch, AuditExit)
@@ -33,6 +33,7 @@ RETRY_LATER_S = 1.0
 class Reply:
     envelope: Envelope
     text: str
+    receipt: Receipt | None = None  # the log entry recorded for the call, committed (SPEC §22)
 
     @property
     def is_error(self) -> bool:
@@ -42,8 +43,9 @@ class Reply:
 class Chain:
     """Runs one tool call through every stage; a chain error becomes its envelope here."""
 
-    def __init__(self, tools: Mapping[str, Tool], state: ServerState) -> None:
-        audit, lock = AuditLog(state, log_action), anyio.Lock(fast_acquire=True)
+    def __init__(self, tools: Mapping[str, Tool], state: ServerState, origin: str | None = None) -> None:
+        # `origin`: the log's, as its checkpoints name it (COLIBRI_LOG_ORIGIN; None: the default)
+        audit, lock = AuditLog(state, ActionLog(origin)), anyio.Lock(fast_acquire=True)
         group = GroupCommit(state, audit, lock)
         deps = ChainDeps(tools=tools, state=state, audit=audit, lock=lock, group=group)
         self.lock = deps.lock
@@ -64,7 +66,8 @@ class Chain:
             text = to_json(result)
         if self._wake is not None and self._audit.pending():
             self._wake.set()
-        return Reply(result, text)
+        receipt = call.receipt
+        return Reply(result, text, receipt if isinstance(receipt, Receipt) else None)
 
     async def write_later_rows(self) -> None:
         """For the life of the server: write the audit rows of calls answered inline, soon after

@@ -13,7 +13,7 @@ the rest of the chain in a worker thread (chain/worker.py).
 
 from __future__ import annotations
 
-from contextlib import suppress
+from functools import partial
 
 from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.group import BatchFailed
@@ -63,12 +63,15 @@ class ToolLock:
         audit = self._audit
 
         def work() -> Envelope:
-            # Rows of calls answered inline are written first, under the same lock.
+            # Rows of calls answered inline are written first, under the same lock. A batch run
+            # again (group.py) logs the call again: only the last run's receipt may be shown.
+            call.receipt = None
             return drive(audit.flush_later, call_next(call))
 
         try:
             result: Envelope = await self._group.run(work, writes=call.writes, quick=tool.quick)
         except BatchFailed as failed:
+            call.receipt = None  # its entry was rolled back with the rest
             raise failed.refusal(call.tool_name) from None
         return result
 
@@ -85,9 +88,11 @@ class ToolLock:
 
     async def _record_denied(self, call: Call, reason: str, message: str) -> None:
         """The refusal's row and log entry are committed before the refusal is answered (SPEC §14):
-        a client that saw it can count on the record, even if the server is killed right after. The
-        row says why (SPEC §21: `scope`, or `unavailable:mode` when the mode does not admit it)."""
-        denied = self._audit.denied(
+        a client that saw it can count on the record, even if the server is killed right after, and
+        the answer carries the entry's receipt (SPEC §22). The row says why (SPEC §21: `scope`, or
+        `unavailable:mode` when the mode does not admit it)."""
+        audit = self._audit
+        row = audit.denied_row(
             ids.correlation_id(),
             call.tool_name,
             call.caller,
@@ -95,9 +100,12 @@ class ToolLock:
             reason=reason,
             message=reasons.message(message),
         )
-        if denied:
-            with suppress(BatchFailed):  # the row waits for the next attempt; the refusal stands
-                await self._group.run(self._audit.flush_later, writes=True)
+        if row is None:
+            return
+        try:
+            call.receipt = await self._group.run(partial(audit.write_row, row), writes=True)
+        except BatchFailed:
+            audit.later(row)  # the row waits for the next attempt; the refusal stands, with no receipt
 
 
 def _unknown(name: str) -> UnknownTool:

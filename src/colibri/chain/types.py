@@ -39,6 +39,7 @@ class Call:
     envelope: Envelope | None = None
     text: str | None = None  # the envelope as JSON, once audit-exit has serialised it
     trace_id: str | None = None  # the OpenTelemetry trace the call is part of, kept on its audit row
+    receipt: object = None  # the log entry of its row (a Receipt), once written in the answer's transaction
 
 
 Next = Callable[[Call], Awaitable[Envelope]]

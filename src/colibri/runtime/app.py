@@ -41,7 +41,7 @@ class App:
         )
         self.tools = {tool.name: tool for tool in (catalog.TOOLS if tools is None else tools)}
         self.migrations = migrations  # None: the catalogue's, for the backend that opens
-        self.chain = Chain(self.tools, self.state)
+        self.chain = Chain(self.tools, self.state, config.log_origin)
         self.ready = anyio.Event()
 
     async def boot(self) -> None:

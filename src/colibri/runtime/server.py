@@ -19,6 +19,7 @@ from colibri.chain.pipeline import Reply
 from colibri.core.callers import LOCAL, Caller
 from colibri.core.modes import ToolClass
 from colibri.core.spec import Tool
+from colibri.domains.log.api import RECEIPT
 from colibri.runtime import skills_extension
 from colibri.runtime.app import App
 from colibri.runtime.duties import duties
@@ -31,7 +32,11 @@ from colibri.serving.tracing import sdk_middleware
 
 
 def to_result(reply: Reply) -> types.CallToolResult:
+    receipt = reply.receipt
     return types.CallToolResult(
+        # The receipt names the entry of this very answer, whose digest the entry holds: it travels
+        # beside the envelope, never in it (SPEC §22).
+        meta=None if receipt is None else {RECEIPT: receipt.meta()},
         content=[types.TextContent(text=reply.text)],
         structured_content=reply.envelope,
         is_error=reply.is_error,

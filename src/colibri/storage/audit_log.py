@@ -6,14 +6,17 @@ a digest of the arguments, never the arguments: they may hold secrets.
 
 Calls answered outside the lock (the system tools, and refusals of tools a mode or a token does
 not admit) must not touch the connection the worker thread uses from the event loop: their row is
-kept here and written whole, under the chain's lock, in the worker. A refusal waits for its row
-before it is answered; a system tool's row is written right after its answer by the flusher task
-every server runs (SPEC §14: within 1 s), or by the next call that takes the lock, or at close.
+written whole (`write_row`) under the chain's lock, or kept here for later. A refusal waits for its
+row before it is answered; a system tool's row is written before its answer only when nothing holds
+the lock and the store's write lock is free (chain/group.py's `at_once`), else right after it by the
+flusher task every server runs (SPEC §14: within 1 s), or by the next call that takes the lock.
 
 A row that reaches its final outcome is handed to the verifiable log's appender (`on_finished`,
 domains/log through the chain) in the same transaction, and never changes after that: closing
-a row only applies to a row still `running`. The rows' SQL is audit_rows.py's, which the
-switchboard's audit store shares; 0025 (audit_outcomes.py) adds the switchboard's outcomes.
+a row only applies to a row still `running`. What the appender returns (the entry's receipt,
+SPEC §22) comes back from `close_row`, `exit` and `write_row`, to be shown once the row committed.
+The rows' SQL is audit_rows.py's, which the switchboard's audit store shares; 0025
+(audit_outcomes.py) adds the switchboard's outcomes.
 
 The chain opens and closes a write tool's row inside the transaction that holds its writes
 (`open_row` / `close_row`): nobody else can see or sweep that row before it commits, so closing
@@ -23,24 +26,24 @@ which the log entry needs, arrives with the next result the call reads anyway).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from colibri.core.clock import utc_now
 from colibri.core.errors import StorageError
 from colibri.core.identity import Identity, identity_of
 from colibri.core.modes import writes_allowed
 from colibri.core.state import ServerState
-from colibri.storage import Connection, Cursor, Database, Migration
+from colibri.storage import Connection, Database, Migration
 from colibri.storage.audit_identity import MIGRATIONS as IDENTITY
 from colibri.storage.audit_later import LaterRows
+from colibri.storage.audit_open import OpenRow, digest
 from colibri.storage.audit_outcomes import SQLITE as GATEWAY_OUTCOMES
 from colibri.storage.audit_reasons import SQLITE as REASONS
 from colibri.storage.audit_rows import (
     FinishedCall,
+    Kept,
     LogAction,
     close_running,
     insert_finished,
@@ -57,7 +60,9 @@ __all__ = [
     "MIGRATIONS",
     "AuditLog",
     "FinishedCall",
+    "Kept",
     "LogAction",
+    "OpenRow",
     "close_running",
     "digest",
     "insert_finished",
@@ -100,34 +105,6 @@ MIGRATIONS = [
     REASONS,  # reason and reason_message of a refusal, and the outcome event (audit_reasons.py)
     *IDENTITY,  # issuer, token_id, via: what proved the caller (audit_identity.py, SPEC §20)
 ]
-
-
-@dataclass(slots=True)
-class OpenRow:
-    """An `actions` row opened at audit-enter: what it holds, and its number once the database
-    has answered (`number` is then the INSERT's cursor, read on first use)."""
-
-    correlation_id: str
-    tool: str
-    arguments: str
-    principal: str
-    started_at: str
-    in_transaction: bool  # opened inside the write transaction that will also close it
-    number: Cursor | int | None
-    trace_id: str | None = None
-
-    @property
-    def sequence_no(self) -> int | None:
-        if self.number is None or isinstance(self.number, int):
-            return self.number
-        row = self.number.fetchone()
-        self.number = None if row is None else int(row[0])
-        return self.number
-
-
-def digest(arguments: str) -> str:
-    """What the debug log shows of a call's arguments: enough to match calls, nothing to read."""
-    return "sha256:" + hashlib.sha256(arguments.encode()).hexdigest()[:16]
 
 
 class AuditLog:
@@ -187,13 +164,13 @@ class AuditLog:
             row.sequence_no  # noqa: B018 - read now: an unread INSERT ... RETURNING blocks SQLite
         return row
 
-    def close_row(self, row: OpenRow | None, outcome: str, result_hash: str, duration_ms: float) -> None:
+    def close_row(self, row: OpenRow | None, outcome: str, result_hash: str, duration_ms: float) -> object:
         """Close a row `open_row` opened (None: it could not be opened). Opened in the transaction
-        still open, it is this call's own and still running: no need to ask what it holds."""
+        still open, it is this call's own and still running: no need to ask what it holds. Returns
+        what the log's appender returned (the entry's receipt), None when nothing was logged."""
         db = self._db()
         if row is None or db is None or row.number is None or not (row.in_transaction and db.in_transaction):
-            self.exit(None if row is None else row.sequence_no, outcome, result_hash, duration_ms)
-            return
+            return self.exit(None if row is None else row.sequence_no, outcome, result_hash, duration_ms)
         sequence_no = row.sequence_no
         assert sequence_no is not None
         db.execute(
@@ -210,17 +187,25 @@ class AuditLog:
             duration_ms,
             row.principal,
         )
-        log_finished(db, sequence_no, closed, self._on_finished)
+        return log_finished(db, sequence_no, closed, self._on_finished)
 
-    def exit(self, sequence_no: int | None, outcome: str, result_hash: str, duration_ms: float) -> None:
+    def exit(self, sequence_no: int | None, outcome: str, result_hash: str, duration_ms: float) -> object:
         db = self._db()
         if db is None or sequence_no is None:
             log.debug("audit-exit #%s %s %s %.3fms", sequence_no, outcome, result_hash, duration_ms)
-            return
+            return None
+        kept = Kept(self._on_finished)
         with _transaction(db) as conn:
-            close_running(conn, sequence_no, outcome, result_hash, duration_ms, self._on_finished)
+            close_running(conn, sequence_no, outcome, result_hash, duration_ms, kept)
+        return kept.value
 
-    def denied(
+    def denied(self, correlation_id: str, tool: str, principal: str | Identity, trace_id: str | None = None,
+               *, reason: str | None = None, message: str | None = None) -> bool:  # fmt: skip
+        """Keep a refusal's row (`denied_row`) for `flush_later`; True when it waits."""
+        row = self.denied_row(correlation_id, tool, principal, trace_id, reason=reason, message=message)
+        return row is not None and self.later(row)
+
+    def denied_row(
         self,
         correlation_id: str,
         tool: str,
@@ -229,17 +214,28 @@ class AuditLog:
         *,
         reason: str | None = None,
         message: str | None = None,
-    ) -> bool:
-        """A refusal is decided on the event loop, outside the lock: its row waits for `flush_later`,
-        which the refusing stage runs before it answers. True when the row waits. `reason` and
-        `message` say why (core/reasons.py)."""
+    ) -> FinishedCall | None:
+        """The row of a refusal, decided on the event loop, outside the lock: the refusing stage writes
+        it (`write_row`, under the lock) before it answers, or keeps it (`later`). None when rows go
+        to the debug log. `reason` and `message` say why (core/reasons.py)."""
         who = identity_of(principal)
         if self._db() is None:
             log.debug("audit-denied %s %s by %s (%s)", tool, correlation_id, who.principal, reason)
-            return False
-        row = FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, who.principal,
-                           trace_id, reason, message, who.issuer, who.token_id, who.via)  # fmt: skip
-        return self.later(row)
+            return None
+        return FinishedCall(correlation_id, tool, "null", "denied", None, utc_now(), 0.0, who.principal,
+                            trace_id, reason, message, who.issuer, who.token_id, who.via)  # fmt: skip
+
+    def write_row(self, row: FinishedCall) -> object:
+        """Write a finished call's row whole with its log entry, in the transaction open (a savepoint)
+        or one of its own; returns what the log's appender returned (the entry's receipt)."""
+        db = self._db()
+        if db is None:
+            self.later(row)  # to the debug log
+            return None
+        kept = Kept(self._on_finished)
+        with db.atomic() as conn:
+            insert_finished(conn, row, kept)
+        return kept.value
 
     def later(self, row: FinishedCall) -> bool:
         """Keep the row of a call answered outside the lock; True when it waits for `flush_later`."""

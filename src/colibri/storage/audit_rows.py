@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from colibri.core.database import Connection, Cursor, Database
 from colibri.core.identity import Identity
@@ -108,9 +108,25 @@ def open_running(  # noqa: PLR0917 - positional in the order the audit row holds
     return conn.execute(_OPEN_IDENTIFIED, (*values, identity.issuer, identity.token_id, identity.via))
 
 
-def log_finished(conn: Connection, sequence_no: int, row: FinishedCall, on_finished: LogAction) -> None:
-    """Hand a row that reached its final outcome to the log's appender, in the caller's transaction."""
-    on_finished(
+class Kept:
+    """A `LogAction` that keeps what the one it wraps returned for the last row it logged (the
+    entry's receipt, SPEC §22: domains/log/receipts.py), for the caller to read once it committed."""
+
+    __slots__ = ("_log", "value")
+
+    def __init__(self, log: LogAction) -> None:
+        self._log = log
+        self.value: object = None
+
+    def __call__(self, *row: Any) -> object:
+        self.value = self._log(*row)
+        return self.value
+
+
+def log_finished(conn: Connection, sequence_no: int, row: FinishedCall, on_finished: LogAction) -> object:
+    """Hand a row that reached its final outcome to the log's appender, in the caller's transaction;
+    returns what the appender did."""
+    return on_finished(
         conn,
         sequence_no,
         row.correlation_id,

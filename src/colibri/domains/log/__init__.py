@@ -3,6 +3,7 @@ append-only RFC 9162 tree, whose state is signed in C2SP checkpoints by a key th
 live in the database.
 
     appends.py     log_record / log_action: what the trail and the audit writer call
+    receipts.py    ActionLog: log_action returning the entry's receipt, which answers carry (SPEC §22)
     entries.py     entry hashes (a record's hash; the JCS hash of a finished action)
     tree.py        the stored tree: O(log n) appends, roots and proofs
     rfc9162.py     roots and proofs from complete subtrees; consistency verification

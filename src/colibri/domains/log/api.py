@@ -10,15 +10,19 @@ from colibri.domains.log.models import LogStatus
 from colibri.domains.log.notary import SEAL
 from colibri.domains.log.note import NoteError, Signer, Verifier
 from colibri.domains.log.policy import PolicyError
+from colibri.domains.log.receipts import RECEIPT, ActionLog, Receipt
 from colibri.domains.log.store import seal_checkpoint
 from colibri.domains.log.tree import prepare_append
 
 __all__ = [
+    "RECEIPT",
     "SEAL",
+    "ActionLog",
     "KeyContinuityError",
     "LogStatus",
     "NoteError",
     "PolicyError",
+    "Receipt",
     "Signer",
     "Verifier",
     "adopt_existing",
