@@ -13,6 +13,8 @@ import rfc8785
 from tests.helpers import colibri, query
 from tests.switchboard.helpers import RawSwitchboard, switchboard_env
 
+RECEIPT = "io.colibri/receipt"  # written out: the tests do not take the name from the code they test
+
 
 def sha256_of(value: Any) -> str:
     """SHA-256 of the RFC 8785 bytes of `value`, by the rfc8785 package (not the code under test)."""
@@ -20,10 +22,12 @@ def sha256_of(value: Any) -> str:
 
 
 def answer_digest(result: dict[str, Any]) -> str:
-    """What a row's result_hash holds: the result's digest, less the 2026 era's envelope fields."""
-    return sha256_of(
-        {key: value for key, value in result.items() if key not in ("resultType", "ttlMs", "cacheScope")}
-    )
+    """What a row's result_hash holds: the result's digest, less the 2026 era's envelope fields and
+    less the gateway's own receipt (SPEC §22: it names the entry holding the digest), with a `_meta`
+    it leaves empty."""
+    shown = {key: value for key, value in result.items() if key not in ("resultType", "ttlMs", "cacheScope")}
+    meta = {key: value for key, value in shown.pop("_meta", {}).items() if key != RECEIPT}
+    return sha256_of(shown | ({"_meta": meta} if meta else {}))
 
 
 def arguments_column(arguments: Any) -> str:

@@ -5,8 +5,10 @@ row's `arguments` column holds `{"sha256": HEX}`, the SHA-256 of the JCS (RFC 87
 asked — a tool's arguments, `{"uri": ...}` for a resource, `{"name": ..., "arguments": ...}` for a
 prompt — and `result_hash` the SHA-256 of the JCS of the result the client received, less the
 fields of the protocol's 2026 era that each era's wire adds or drops on its own (`resultType`,
-`ttlMs`, `cacheScope`), or of the JSON-RPC error object. Anyone holding the arguments or the
-answer recomputes the digest, however their JSON was written, and finds the row.
+`ttlMs`, `cacheScope`) and less the gateway's own receipt (`_meta["io.colibri/receipt"]`, which
+names the very entry holding the digest, SPEC §22; a `_meta` left empty goes with it), or of the
+JSON-RPC error object. Anyone holding the arguments or the answer recomputes the digest, however
+their JSON was written, and finds the row.
 
 A tool's pin is the SHA-256 of the JCS of everything a client is shown of it, as the downstream
 listed it (SPEC §21): name, title, description, inputSchema, outputSchema, annotations, icons,
@@ -25,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from colibri.core.jcs import canonical, digest
+from colibri.domains.log.api import RECEIPT
 
 LEGACY_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 ERA_FIELDS = frozenset({"resultType", "ttlMs", "cacheScope"})
@@ -52,6 +55,12 @@ def result_digest(result: BaseModel | dict[str, Any] | None, error: MCPError | N
     )
     if not ERA_FIELDS.isdisjoint(shown):
         shown = {key: value for key, value in shown.items() if key not in ERA_FIELDS}
+    meta = shown.get("_meta")
+    if isinstance(meta, dict) and (not meta or RECEIPT in meta):
+        rest = {key: value for key, value in meta.items() if key != RECEIPT}
+        shown = {key: value for key, value in shown.items() if key != "_meta"}
+        if rest:
+            shown["_meta"] = rest
     return digest(shown)
 
 

@@ -30,6 +30,7 @@ import logging
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -40,9 +41,10 @@ from colibri.core.database import Connection
 from colibri.core.errors import StorageError
 from colibri.core.shown import shown, too_long
 from colibri.core.traces import current_trace_id
-from colibri.domains.log.api import log_action
-from colibri.storage.audit_log import FinishedCall, close_running, insert_finished, open_running
+from colibri.domains.log.api import ActionLog
+from colibri.storage.audit_log import FinishedCall, Kept, close_running, insert_finished, open_running
 from colibri.switchboard.audit.digests import arguments_column, result_digest
+from colibri.switchboard.audit.receipts import moved_aside, stamp
 from colibri.switchboard.audit.writer import Now, Writer
 from colibri.switchboard.base import HANDLER_ERROR, refusal_reason
 from colibri.switchboard.routing import Answer, Observer, Outcome, Refusal, RoutedCall
@@ -95,8 +97,9 @@ class _Closing:
 class Audit(Observer):
     """The observer that records every routed request (see the module)."""
 
-    def __init__(self, writer: Writer) -> None:
+    def __init__(self, writer: Writer, origin: str | None = None) -> None:
         self._writer = writer
+        self._log = ActionLog(origin)  # returns each entry's receipt (SPEC §22, receipts.py)
 
     def before_send(self, call: RoutedCall, target: str) -> Refusal | Awaitable[Refusal | None] | None:
         record = _record(call)
@@ -134,22 +137,23 @@ class Audit(Observer):
 
     def before_answer(self, call: RoutedCall, answer: Answer) -> Awaitable[None] | None:
         record = _record(call)
+        moved_aside(answer)  # a downstream Colibri's receipt, before the digest is taken
         closings = _closings(record, call, answer)
         record.closed = True
-        sent = bool(record.opened)
         try:
-            written = self._writer.write(lambda conn: _close(conn, closings))
+            written = self._writer.write(partial(_close, self._log, closings))
         except StorageError as exc:
-            raise _failed(call, exc, sent) from exc
-        return None if isinstance(written, Now) else _committed(call, written, sent)
+            raise _failed(call, exc, bool(record.opened)) from exc
+        if isinstance(written, Now):
+            stamp(answer, written.value)
+            return None
+        return _committed(call, written, answer)
 
     def after_answer(self, call: RoutedCall, answer: Answer) -> None:
         record = call.record
         if answer.outcome is Outcome.CANCELLED and isinstance(record, Record) and record.opened:
-            closings = _closings(record, call, answer)
-            self._writer.submit(
-                lambda conn: _close(conn, closings), f"the end of the cancelled {call.subject}"
-            )
+            ending = partial(_close, self._log, _closings(record, call, answer))
+            self._writer.submit(ending, f"the end of the cancelled {call.subject}")
 
 
 def _record(call: RoutedCall) -> Record:
@@ -251,22 +255,24 @@ def _envelope_error(result: object) -> dict[str, Any] | None:
     return error if isinstance(error, dict) else None
 
 
-def _close(conn: Connection, closings: list[_Closing]) -> None:
+def _close(appender: ActionLog, closings: list[_Closing], conn: Connection) -> object:  # the last receipt
+    logged = Kept(appender)
     for closing in closings:
         row = closing.row
         why = None if row.reason is None else (row.reason, row.reason_message or "")
         if closing.sequence_no is not None and close_running(
-            conn, closing.sequence_no, row.outcome, row.result_hash, row.duration_ms, log_action, why
+            conn, closing.sequence_no, row.outcome, row.result_hash, row.duration_ms, logged, why
         ):
             continue
-        insert_finished(conn, row, log_action)
+        insert_finished(conn, row, logged)
+    return logged.value
 
 
-async def _committed(call: RoutedCall, written: Awaitable[None], sent: bool) -> None:
+async def _committed(call: RoutedCall, written: Awaitable[object], answer: Answer) -> None:
     try:
-        await written
+        stamp(answer, await written)
     except StorageError as exc:
-        raise _failed(call, exc, sent) from exc
+        raise _failed(call, exc, bool(_record(call).opened)) from exc
 
 
 def _unrecorded(call: RoutedCall, target: str, exc: StorageError) -> Refusal:

@@ -80,6 +80,7 @@ class AuditStore:
     notary: Checkpointer
     pins: list[pins.Pin]
     interval_s: float
+    origin: str | None = None  # the log's origin as configured (None: colibri/<the store's id>)
 
     @property
     def identity_key(self) -> StatementKey | None:
@@ -137,7 +138,7 @@ def open_store(spec: AuditSpec, options: StoreOptions) -> AuditStore:
     except (StorageError, KeyContinuityError, NoteError, PolicyError, OSError) as exc:
         db.close()
         raise AuditStoreError(f"audit store {spec}: {exc}") from None
-    return AuditStore(spec, Writer(db), notary, stored, options.interval_s)
+    return AuditStore(spec, Writer(db), notary, stored, options.interval_s, options.origin)
 
 
 def _wait_for_the_write_lock(db: Database) -> None:

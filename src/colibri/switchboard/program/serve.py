@@ -89,7 +89,7 @@ def board_for(config: SwitchboardConfig, store: AuditStore | None = None, config
     metrics = Metrics()
     audit = pins = None
     if store is not None:
-        audit = Audit(store.writer)
+        audit = Audit(store.writer, store.origin)
         pins = Pins(store.writer, config.pins, store.pins, config_path)
     board = Switchboard(config, observers=observers(config, metrics, audit, pins))
     if store is not None:  # without an `identity_key`, the store's key signs the callers' statements
