@@ -59,8 +59,9 @@ class Board:
     backlog: Backlog
     unblocks: list[int]
     blocked: Stuck
-    # Start and take_over candidates (todo or in_progress) in rank order, claims walk it.
-    order: list[int] = field(default_factory=list)
+    # Start and take_over candidates (todo or in_progress) in rank order: made by the first claim
+    # that reads this board (`ranked`), carried to the boards claims leave.
+    order: list[int] | None = None
     # (limit, principal) -> (answer, until): the answer holds until the first lease then running ends.
     answers: dict[tuple[int, str], tuple[NextActions, str | None]] = field(default_factory=dict)
 
@@ -78,6 +79,15 @@ class Board:
         if holder is None or holder == principal:
             return "continue"
         return "take_over" if expires is not None and expires <= now else None
+
+    def ranked(self) -> list[int]:
+        """The tasks a claim may take, best first (their kind for a caller is asked as it walks)."""
+        if self.order is None:
+            backlog, unblocks = self.backlog, self.unblocks
+            priorities = backlog.priorities
+            candidates = _candidates(backlog)
+            self.order = sorted(candidates, key=lambda i: (RANK[priorities[i]], -unblocks[i], i))
+        return self.order
 
     def until(self, now: str) -> str | None:
         """When the first lease still running ends (answers change then), or None."""
@@ -101,7 +111,7 @@ class Board:
             old.cancelled_deps,
             old.waiting,
         )
-        return Board(version, backlog, self.unblocks, self.blocked, self.order)
+        return Board(version, backlog, self.unblocks, self.blocked, self.ranked())
 
 
 def version_of(conn: Connection) -> int:
@@ -113,10 +123,7 @@ def read(conn: Connection, version: int, blocked: Callable[[Connection, Backlog]
     with _no_collection():
         backlog = _load(conn)
         unblocks = graph.transitive_dependent_counts(backlog.depends_on)
-        board = Board(version, backlog, unblocks, blocked(conn, backlog))
-        priorities = backlog.priorities
-        board.order = sorted(_candidates(backlog), key=lambda i: (RANK[priorities[i]], -unblocks[i], i))
-    return board
+        return Board(version, backlog, unblocks, blocked(conn, backlog))
 
 
 def _candidates(backlog: Backlog) -> Iterator[int]:
@@ -173,9 +180,12 @@ def _load(conn: Connection) -> Backlog:
     lookup per end; what costs is turning 20,000 rows into Python tuples, so the edges come as
     one joined text, split in C.
     """
+    # A lease counts only while its task is in_progress (Colibri ends it when the task leaves).
     rows = conn.tuples(
-        "SELECT id, status, priority, lease_holder, lease_expires_at FROM tasks"
-        " WHERE status NOT IN ('done', 'cancelled') ORDER BY number"
+        "SELECT id, status, priority,"
+        " CASE WHEN status = 'in_progress' THEN lease_holder END,"
+        " CASE WHEN status = 'in_progress' THEN lease_expires_at END"
+        " FROM tasks WHERE status NOT IN ('done', 'cancelled') ORDER BY number"
     ).fetchall()
     if not rows:
         return Backlog()
@@ -202,10 +212,6 @@ def _load(conn: Connection) -> Backlog:
     waiting = [bool(deps) for deps in depends_on]
     for i in cancelled_deps:
         waiting[i] = True
-    # A lease counts only while its task is in_progress (it ends when the task leaves it).
-    for i, status in enumerate(statuses):
-        if status != "in_progress":
-            holders[i] = expiries[i] = None
     return Backlog(ids, statuses, priorities, holders, expiries, depends_on, cancelled_deps, waiting)
 
 

@@ -48,7 +48,7 @@ def claim(db: Database, principal: str, lease_s: int | None) -> NextActions:
 
 
 def _first(board: Board, principal: str, now: str) -> tuple[int, boards.ActionKind] | None:
-    for i in board.order:
+    for i in board.ranked():
         kind = board.kind(i, principal, now)
         if kind in {"start", "take_over"}:
             return i, kind
