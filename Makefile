@@ -11,8 +11,9 @@ RUN_STAMP := $(VENV)/.installed
 
 # Suites that drive Colibri with the clients and servers people use (the TypeScript SDK, the MCP
 # Inspector, the conformance suite, server-everything, the OAuth tests' identity provider
-# oidc-provider) each pin their npm packages in a lock file.
-NPM_DIRS := tests/interop tests/http/npm tests/switchboard/npm tests/idp
+# oidc-provider) each pin their npm packages in a lock file; so does `python -m bench tools` (js-tiktoken's
+# cl100k_base ranks, server-memory and server-filesystem).
+NPM_DIRS := tests/interop tests/http/npm tests/switchboard/npm tests/idp bench/npm
 NPM_STAMPS := $(NPM_DIRS:%=%/node_modules/.installed)
 
 .PHONY: run test lint docs bench clean npm node22 postgres-binaries chromium go-toolchain
@@ -134,7 +135,7 @@ test: lint docs npm node22 postgres-binaries chromium go-toolchain
 	$(BIN)/pytest -n 4 --dist worksteal -m "not serial"
 	$(BIN)/pytest -m serial
 
-bench: $(STAMP)
+bench: $(STAMP) tests/switchboard/npm/node_modules/.installed bench/npm/node_modules/.installed
 	$(BIN)/python -m bench
 
 clean:

@@ -29,6 +29,31 @@ _FILLER_TEXT = (
     "can could would should please want need some any this that these those do does how what"
 )
 _FILLER = frozenset(_FILLER_TEXT.split())
+# The words people use for what tool definitions say otherwise (a user's "folder" is a tool's
+# "directory"): each query word brings these along. Common computing words only, never a tool's name.
+_ALSO = {
+    "folder": "directory",
+    "folders": "directories",
+    "dir": "directory",
+    "picture": "image",
+    "photo": "image",
+    "ticket": "task",
+    "todo": "task",
+    "item": "task",
+    "issue": "task",
+    "add": "create",
+    "new": "create",
+    "remove": "delete",
+    "forget": "delete",
+    "rename": "move",
+    "remember": "memory",
+    "plus": "sum",
+    "repeat": "echo",
+    "ls": "list directory",
+    "mkdir": "create directory",
+    "cat": "read text",
+    "rm": "delete",
+}
 _GROUP_FALLBACKS, _GROUP_OWN = "\x00fallbacks", "\x00switchboard"
 
 
@@ -40,8 +65,9 @@ def name_words(name: str) -> str:
 def words_of(query: str) -> list[str]:
     """A query as plain words (never FTS5 syntax), lowercased, filler dropped unless that is all."""
     words = [word.lower() for word in _WORD.findall(name_words(query))]
-    meaningful = [word for word in words if word not in _FILLER and len(word) > 1]
-    return list(dict.fromkeys(meaningful or words))[:MAX_QUERY_WORDS]
+    meaningful = [word for word in words if word not in _FILLER and len(word) > 1] or words
+    also = [extra for word in meaningful for extra in _ALSO.get(word, "").split()]
+    return list(dict.fromkeys(meaningful + also))[:MAX_QUERY_WORDS]
 
 
 def document(key: str, tool: types.Tool) -> Document:
