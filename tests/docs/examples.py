@@ -36,6 +36,12 @@ def blocks(page: Path) -> list[Block]:
     found: list[Block] = []
     index = 0
     while index < len(lines):
+        if lines[index].lstrip().startswith("````"):  # a fence showing fences: not an example
+            index += 1
+            while index < len(lines) and not lines[index].lstrip().startswith("````"):
+                index += 1
+            index += 1
+            continue
         opening = _FENCE.match(lines[index])
         if opening is None:
             index += 1

@@ -17,8 +17,12 @@ import pytest
 from colibri.cli import build_parser
 from colibri.cli.anywhere import subcommands_first
 from tests.docs.examples import ROOT, Block, blocks, colibri_commands, pages
+from tests.helpers import missing_part
 
 BIN = Path(sys.executable).parent
+# server-everything as `make npm` installs it (tests/switchboard/npm): an example's `npx -y` finds it
+# there, in the folder's node_modules, and needs no download.
+NODE_MODULES = ROOT / "tests" / "switchboard" / "npm" / "node_modules"
 RUNNABLE = {page: found for page in pages() if (found := [block for block in blocks(page) if block.runnable])}
 
 
@@ -74,6 +78,11 @@ def test_the_runnable_examples_run(page: Path, tmp_path: Path) -> None:
     env.update(HOME=str(home), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
     work = tmp_path / "work"
     work.mkdir()
+    if any("npx " in block.text for block in RUNNABLE[page]):
+        if not (NODE_MODULES / ".bin" / "mcp-server-everything").exists():
+            missing_part(f"{NODE_MODULES} has no server-everything; run `make npm`")
+        (work / "node_modules").symlink_to(NODE_MODULES)
+        env.update(npm_config_offline="true", npm_config_update_notifier="false")
     for block in RUNNABLE[page]:
         _run(block, work, env)
 
