@@ -16,7 +16,9 @@ Colibri keeps an audited, tamper-evident record of an agent's work. The workflow
 reflection worth keeping; cite the task it is about with task_id.
 3. Tasks move through a state machine with task_update: todo -> in_progress -> review -> done \
 (blocked and cancelled on the way); task_create makes one, task_next_actions says what to do now. \
-done needs a writeback first: a thought_record citing the task (task_id, kind "writeback"). Sharing the board with other agents: task_next_actions(claim=true) leases you a task no one else gets; pass its lease.token as lease_token on each task_update.
+done needs a writeback first: a thought_record citing the task (task_id, kind "writeback"). \
+Sharing the board with other agents: task_next_actions(claim=true) leases you a task no one else \
+gets; pass its lease.token as lease_token on each task_update.
 4. merkle_finalize seals the session (it takes no more records); merkle_root gives its root and \
 inclusion proofs, audit_verify_chain checks the whole chain.
 Every answer is an envelope: check ok, and data.ok for a refusal whose message says what to do next."""
