@@ -19,7 +19,7 @@ def page() -> str:
     lines = [
         "# Command line",
         "",
-        "<!-- generated from colibri.cli.build_parser by docs/hooks/ref_cli.py: edit the parser, not this -->",
+        "<!-- generated from colibri.cli.build_parser by docs/hooks/ref_cli.py: edit the parser -->",
         "",
         "Every command of `colibri`, read from the parser it runs. Options may come before or after a",
         "subcommand's words (`colibri switchboard pins approve --config F svc.tool` is",

@@ -7,6 +7,7 @@ A key's note is the comment its model gives it (`key: type = default  # note`), 
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import re
@@ -16,8 +17,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-
-import importlib
 
 from colibri.switchboard.config import schema
 
@@ -60,7 +59,9 @@ def page() -> str:
     lines += _rows(schema.RawFile, "", keyed)
     for path in keyed:
         if path not in SECTIONS:
-            raise Unlisted(f"{path} is checked key by key: name its module in docs/hooks/ref_config.py SECTIONS")
+            raise Unlisted(
+                f"{path} is checked key by key: name its module in docs/hooks/ref_config.py SECTIONS"
+            )
         name, steps = SECTIONS[path]
         module = importlib.import_module(f"colibri.switchboard.config.{name}")
         lines += ["", f"## {path}", "", _docstring(module), "", "| key |", "|---|"]
@@ -87,7 +88,9 @@ def _rows(model: type[BaseModel], prefix: str, keyed: list[str]) -> list[str]:
 def _any_json(annotation: Any) -> bool:
     """A field pydantic takes as any JSON (or any object), for a module to check key by key."""
     parts = _parts(annotation)
-    return any(part is Any or (typing.get_origin(part) is dict and typing.get_args(part)[1] is Any) for part in parts)
+    return any(
+        part is Any or (typing.get_origin(part) is dict and typing.get_args(part)[1] is Any) for part in parts
+    )
 
 
 def _nested(annotation: Any) -> list[tuple[type[BaseModel], str]]:

@@ -76,7 +76,9 @@ def page() -> str:
         "| code | domain | where | message |",
         "|---|---|---|---|",
     ]
-    lines += [f"| `{code}` | {domain} | `{where}` | {message} |" for code, domain, where, message in _domain()]
+    lines += [
+        f"| `{code}` | {domain} | `{where}` | {message} |" for code, domain, where, message in _domain()
+    ]
     lines += _switchboard()
     lines += ["", "## Exit codes", "", "| exit | meaning |", "|---|---|"]
     for name, value in vars(exits).items():
@@ -85,8 +87,9 @@ def page() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _subclasses(root: type) -> list[type]:
-    found: list[type] = []
+def _subclasses(root: type[chain_errors.ChainError]) -> list[type[chain_errors.ChainError]]:
+    found: list[type[chain_errors.ChainError]] = []
+    child: type[chain_errors.ChainError]
     for child in root.__subclasses__():
         found += [child, *_subclasses(child)]
     return found

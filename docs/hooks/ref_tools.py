@@ -19,7 +19,7 @@ def page() -> str:
     lines = [
         "# Tools",
         "",
-        "<!-- generated from colibri.tools.catalog and colibri/tools/schemas.json by docs/hooks/ref_tools.py -->",
+        "<!-- generated from colibri.tools.catalog and tools/schemas.json by docs/hooks/ref_tools.py -->",
         "",
         "The tools of `colibri serve`, each with the schemas `tools/list` serves. Pattern A tools",
         "refuse with an error envelope (`isError: true`); Pattern B tools carry a domain's refusal",
