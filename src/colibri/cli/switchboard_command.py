@@ -1,4 +1,4 @@
-"""`colibri switchboard [run|status|pins list|pins show|pins approve SERVER.TOOL] --config FILE`'s arguments.
+"""`colibri switchboard [run|status|pins …|approvals list|approve ID|deny ID] --config FILE`'s arguments.
 
 Each subcommand declares the options it takes (`--config` on every one), and `run` is the default
 (`colibri switchboard --config F` serves): cli/anywhere.py lets the options come before or after
@@ -77,6 +77,29 @@ def add_parser(commands: Any) -> None:
         "(default: the version the last `pins show` displayed)",
     )
     approve.add_argument("--by", metavar="NAME", help="who approves (default: the user running the command)")
+    _approvals(actions)
+
+
+def _approvals(actions: Any) -> None:
+    held = actions.add_parser(
+        "approvals",
+        help="calls held for a person's decision: list, approve or deny one",
+        description="List the calls an approvals rule holds in the audit store, or approve or deny one "
+        "(SPEC §22). Only an approver its rule names may decide, never the caller.",
+    )
+    words = held.add_subparsers(dest="approvals_action", metavar="list|approve|deny", required=True)
+    listed = words.add_parser("list", help="one line per held call: ID, principal, tool, digest, arguments")
+    listed.add_argument("--json", action="store_true", help="one JSON array, for machines")
+    _config(listed)
+    for word, does in (("approve", "let the held call through, once"), ("deny", "refuse the held call")):
+        decision = words.add_parser(word, help=does)
+        decision.add_argument("approval_id", metavar="ID", help="the held call's ID (`approvals list`)")
+        decision.add_argument("--comment", metavar="TEXT", help="why; logged, and told to the caller")
+        decision.add_argument(
+            "--by", metavar="PRINCIPAL", help="who decides: an approver the rule names (default: the user "
+            "running the command)",
+        )  # fmt: skip
+        _config(decision)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,6 +109,12 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "pins":
         words = [args.pins_action, *([args.tool] if args.pins_action in ("show", "approve") else [])]
         return pins_command(args.config, words, getattr(args, "by", None), getattr(args, "sha256", None))
+    if args.action == "approvals":
+        from colibri.switchboard.program import approvals_command
+
+        words = [args.approvals_action, *([args.approval_id] if args.approvals_action != "list" else [])]
+        by, comment = getattr(args, "by", None), getattr(args, "comment", None)
+        return approvals_command(args.config, words, by, comment, getattr(args, "json", False))
     if args.action == "status":
         return run_switchboard("status", args.config, None)
     return run_switchboard(

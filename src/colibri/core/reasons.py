@@ -6,6 +6,8 @@
     withheld          a tool whose definition changed since it was pinned
     unknown_tool      no such tool (a name over 256 characters included)
     approval_denied   a person said no (SPEC §22)
+    approval_pending  held for a person's decision, and none came within timeout_s
+    approval_required a rule asks the caller's own user, and its client cannot be asked
     unavailable:<why> nothing could take it: `unavailable:unhealthy`, `unavailable:mode`, ...
 
 A row's reason comes with a one-line message (`message`), escaped and bounded, so a refusal of a
@@ -21,6 +23,8 @@ RATE_LIMIT = "rate_limit"
 WITHHELD = "withheld"
 UNKNOWN_TOOL = "unknown_tool"
 APPROVAL_DENIED = "approval_denied"
+APPROVAL_PENDING = "approval_pending"
+APPROVAL_REQUIRED = "approval_required"
 
 LONGEST_MESSAGE = 300  # characters of a reason's message kept in its row
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from colibri.core.modes import Mode
 from colibri.core.spec import Tool
-from colibri.domains import access, log, pins, proofs, skills, system, tasks, trail
+from colibri.domains import access, approvals, log, pins, proofs, skills, system, tasks, trail
 from colibri.storage import Migration
 from colibri.storage.audit_log import MIGRATIONS as AUDIT_MIGRATIONS
 from colibri.storage.audit_postgres import POSTGRES_MIGRATIONS as AUDIT_POSTGRES_MIGRATIONS
@@ -31,6 +31,7 @@ MIGRATIONS: list[Migration] = sorted(
         *log.MIGRATIONS,
         *access.MIGRATIONS,
         *pins.MIGRATIONS,
+        *approvals.MIGRATIONS,
     ],
     key=lambda migration: migration.name,
 )
@@ -45,6 +46,7 @@ POSTGRES_MIGRATIONS: list[Migration] = sorted(
         *log.POSTGRES_MIGRATIONS,
         *access.POSTGRES_MIGRATIONS,
         *pins.POSTGRES_MIGRATIONS,
+        *approvals.POSTGRES_MIGRATIONS,
     ],
     key=lambda migration: migration.name,
 )

@@ -10,9 +10,14 @@ rows.py      `Audit`, the observer that opens each attempt's row before it is se
 digests.py   what a row keeps of a call: digests of the arguments and the answer, never the content
 pins.py      `Pins`, the observer that pins each tool's definition and withholds a changed one
 approval.py  `colibri switchboard pins list|show|approve`
+approvals.py `Approvals`, the observer that holds a call until a person decides (SPEC §22)
+asking.py    its `ask_user` mode: the caller's own user asked through an elicitation
+decisions.py `colibri switchboard approvals list|approve|deny`
 """
 
 from colibri.switchboard.audit.approval import APPROVE, approve, show_pin, stored_pins
+from colibri.switchboard.audit.approvals import Approvals
+from colibri.switchboard.audit.decisions import decide_held, held_calls
 from colibri.switchboard.audit.pins import Pins
 from colibri.switchboard.audit.rows import Audit, AuditFailed
 from colibri.switchboard.audit.store import AuditStore, AuditStoreError, StoreOptions, open_store
@@ -21,6 +26,7 @@ from colibri.switchboard.base import TOOL_CHANGED
 __all__ = [
     "APPROVE",
     "TOOL_CHANGED",
+    "Approvals",
     "Audit",
     "AuditFailed",
     "AuditStore",
@@ -28,6 +34,8 @@ __all__ = [
     "Pins",
     "StoreOptions",
     "approve",
+    "decide_held",
+    "held_calls",
     "open_store",
     "show_pin",
     "stored_pins",

@@ -25,7 +25,7 @@ APPROVE = "switchboard:pins/approve"
 
 
 def stored_pins(spec: AuditSpec) -> list[pins.Pin]:
-    db = _opened(spec)
+    db = opened(spec)
     try:
         with db.snapshot() as conn:
             return pins.all_pins(conn)
@@ -37,7 +37,7 @@ def stored_pins(spec: AuditSpec) -> list[pins.Pin]:
 
 def show_pin(spec: AuditSpec, tool: str) -> pins.Pin | None:
     """The pin of `tool` (None: it has none), its changed definition noted as shown to a person."""
-    db = _opened(spec)
+    db = opened(spec)
     try:
         with db.atomic() as conn:
             pin = pins.find_pin(conn, tool)
@@ -54,7 +54,7 @@ def approve(spec: AuditSpec, tool: str, by: str, sha256: str | None = None) -> t
     """Approve the changed definition of `tool` — version `sha256`, or else the one `pins show`
     displayed last; the pin before and after, and the log index of the approval's entry.
     `pins.NothingToApprove` or `pins.NotTheReviewedVersion` when there is nothing to approve."""
-    db = _opened(spec)
+    db = opened(spec)
     try:
         with db.atomic() as conn:
             before, after = pins.approve(conn, tool, by, utc_now(), sha256)
@@ -76,7 +76,8 @@ def approve(spec: AuditSpec, tool: str, by: str, sha256: str | None = None) -> t
         db.close()
 
 
-def _opened(spec: AuditSpec) -> Database:
+def opened(spec: AuditSpec) -> Database:
+    """The store of `spec`, open and migrated, for a command's one transaction."""
     try:
         db = open_database(spec.target)
     except StorageError as exc:

@@ -23,10 +23,12 @@ import anyio
 
 from colibri.checkpointing import LogSettings, checkpoint_at_shutdown, keep_log, open_notary, signer_of
 from colibri.checkpointing import adopt as adopt_older_rows
+from colibri.core.clock import utc_now
 from colibri.core.env import DbSync, choice, log_origin, missing_db_folder, optional_path, seconds
 from colibri.core.errors import StorageError, WouldWait
 from colibri.core.state import Checkpointer
 from colibri.domains.access.api import StatementKey
+from colibri.domains.approvals import api as approvals
 from colibri.domains.log.api import KeyContinuityError, NoteError, PolicyError, log_action
 from colibri.domains.pins import api as pins
 from colibri.storage import Database, open_database
@@ -123,6 +125,11 @@ def open_store(spec: AuditSpec, options: StoreOptions) -> AuditStore:
             )
         with db.atomic() as conn:  # proves the store takes writes (a read-only file would not)
             conn.execute("UPDATE log_meta SET adopted = adopted WHERE id = 1")
+            held = approvals.interrupt_pending(conn, utc_now(), log_action)  # SPEC §22
+        if held:
+            log.warning(
+                "audit store: %d call(s) held for approval by the previous switchboard: interrupted", held
+            )
         db.checkpoint_in_background()
         settings = LogSettings(
             signing_key=spec.signing_key,

@@ -11,6 +11,7 @@ failures.py    a downstream failure (often an exception group) said in one line
 
 from colibri.switchboard.base import envelopes, jsonlines, spans
 from colibri.switchboard.base.contracts import (
+    ROUTED_CALLER,
     Abandon,
     Caller,
     Done,
@@ -24,6 +25,9 @@ from colibri.switchboard.base.contracts import (
     Vouch,
 )
 from colibri.switchboard.base.errors import (
+    APPROVAL_DENIED,
+    APPROVAL_PENDING,
+    APPROVAL_REQUIRED,
     HANDLER_ERROR,
     INVALID_PARAMS,
     RATE_LIMITED,
@@ -55,9 +59,13 @@ from colibri.switchboard.base.failures import (
 )
 
 __all__ = [
+    "APPROVAL_DENIED",
+    "APPROVAL_PENDING",
+    "APPROVAL_REQUIRED",
     "HANDLER_ERROR",
     "INVALID_PARAMS",
     "RATE_LIMITED",
+    "ROUTED_CALLER",
     "SERVICE_UNAVAILABLE",
     "TOOL_CHANGED",
     "TOOL_NOT_ADMITTED",

@@ -9,6 +9,7 @@ requests go.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -45,6 +46,11 @@ class Caller(Protocol):
     async def log(self, params: types.LoggingMessageNotificationParams) -> None: ...
 
     async def request(self, request: types.ServerRequest, result_type: type[ResultT]) -> ResultT: ...
+
+
+# The `Caller` of the call a task routes (routing's `Route.run` sets it): where an observer that holds
+# the call before sending it tells progress and asks its user (approvals, SPEC §22).
+ROUTED_CALLER: ContextVar[Caller | None] = ContextVar("colibri_switchboard_routed_caller", default=None)
 
 
 async def _no_news(notification: types.ServerNotification) -> None:

@@ -35,6 +35,8 @@ RATE_LIMITED = "RATE_LIMITED"
 TOOL_NOT_ADMITTED = "TOOL_NOT_ADMITTED"
 TOOL_CHANGED = "TOOL_CHANGED"
 APPROVAL_DENIED = "APPROVAL_DENIED"
+APPROVAL_PENDING = "APPROVAL_PENDING"
+APPROVAL_REQUIRED = "APPROVAL_REQUIRED"
 
 # JSON-RPC codes that blame the request, not the server: answering them proves the server is alive.
 CLIENT_FAULT_CODES = frozenset({-32700, -32600, -32601, -32602})
@@ -76,6 +78,8 @@ REFUSALS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     TOOL_CHANGED: lambda _: reasons.WITHHELD,
     UNKNOWN_TOOL: lambda _: reasons.UNKNOWN_TOOL,
     APPROVAL_DENIED: lambda _: reasons.APPROVAL_DENIED,
+    APPROVAL_PENDING: lambda _: reasons.APPROVAL_PENDING,
+    APPROVAL_REQUIRED: lambda _: reasons.APPROVAL_REQUIRED,
     SERVICE_UNAVAILABLE: _unavailable,
 }
 

@@ -9,9 +9,11 @@ expand.py  `${VAR}` and `${VAR:-default}` in the fields that start or reach a se
 gateway.py the audited gateway's sections (SPEC §15): audit, pins, auth.policies, rate_limits
 exchange.py "identity": "exchange" on a server entry, checked against auth.oauth (SPEC §20)
 callers.py who a policy or a rate limit names: a principal, or an IdP group `group:NAME` (SPEC §20)
+approvals.py the calls a person decides before they run (SPEC §22)
 search.py  "tool_search": find_tools and call_tool in place of every tool (SPEC §23)
 """
 
+from colibri.switchboard.config.approvals import Approvals, Rule, unmatched_rules
 from colibri.switchboard.config.callers import GROUP
 from colibri.switchboard.config.expand import expand, expand_servers, for_principal
 from colibri.switchboard.config.gateway import SERVER_METHODS, AuditSpec, Limit, Policy, RateLimits, unmatched
@@ -32,12 +34,14 @@ __all__ = [
     "GROUP",
     "SERVER_METHODS",
     "STATUS_TOOL",
+    "Approvals",
     "AuditSpec",
     "DeepCheck",
     "HealthPolicy",
     "Limit",
     "Policy",
     "RateLimits",
+    "Rule",
     "ServerSpec",
     "SwitchboardConfig",
     "Target",
@@ -48,4 +52,5 @@ __all__ = [
     "load",
     "parse",
     "unmatched",
+    "unmatched_rules",
 ]

@@ -26,6 +26,7 @@ from colibri.domains.access.api import StatementKey, read_statement_key
 from colibri.serving.oauth import OAuthSettings
 from colibri.switchboard.base import ConfigError, json_path
 from colibri.switchboard.config import gateway
+from colibri.switchboard.config.approvals import approvals
 from colibri.switchboard.config.envfile import read_env_file
 from colibri.switchboard.config.exchange import exchange_settings
 from colibri.switchboard.config.expand import PRINCIPAL_REF, expand, expand_servers
@@ -132,6 +133,7 @@ def _build(
             parsed.rate_limits or gateway.RawRateLimits(), lambda name: _names_a_tool(name, known, fallbacks)
         ),
         identity_key=_identity_key(parsed.identity_key, folder),
+        approvals=approvals(parsed.approvals, audit is not None),
         tool_search=tool_search(parsed.tool_search, fallbacks),
         **startup,
     )

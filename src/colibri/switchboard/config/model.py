@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from colibri.domains.access.api import StatementKey
 from colibri.serving.oauth import OAuthSettings
+from colibri.switchboard.config.approvals import Approvals
 from colibri.switchboard.config.gateway import AuditSpec, Policy, RateLimits
 from colibri.switchboard.config.search import ToolSearch
 
@@ -126,6 +127,7 @@ class SwitchboardConfig:
     # `identity_key`: what signs the caller's statement to a downstream Colibri (SPEC §20); None:
     # the audit store's signing key, if there is a store (routing/vouching.py)
     identity_key: StatementKey | None = None
+    approvals: Approvals | None = None  # SPEC §22: the calls a person decides before they run
     # `tool_search` (SPEC §23): find_tools and call_tool listed in place of every tool, or not
     tool_search: ToolSearch = field(default_factory=ToolSearch)
 

@@ -94,6 +94,7 @@ class RawFile(_Strict):
     pins: PinMode | None = None
     rate_limits: RawRateLimits | None = None
     identity_key: Annotated[str, Field(min_length=1)] | None = None  # SPEC §20 (load.py)
+    approvals: Any = None  # SPEC §22, checked key by key in approvals.py
     tool_search: Any = None  # SPEC §23, checked key by key in search.py
 
 

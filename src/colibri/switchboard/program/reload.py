@@ -21,7 +21,7 @@ import anyio
 import mcp_types as types
 
 from colibri.switchboard.base import ConfigError
-from colibri.switchboard.config import SwitchboardConfig, load, unmatched
+from colibri.switchboard.config import SwitchboardConfig, load, unmatched, unmatched_rules
 from colibri.switchboard.routing import Observer, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
@@ -86,6 +86,8 @@ def warn_unmatched(config: SwitchboardConfig) -> None:
     servers = [spec.name for spec in config.servers]
     for line in unmatched(servers, config.fallbacks, config.policies, config.rate_limits):
         log.warning("%s", line)
+    for line in unmatched_rules(config.approvals, servers, {}):  # SPEC §22: its server may come later
+        log.warning("%s", line)
 
 
 class Unlisted(Observer):
@@ -115,7 +117,8 @@ class Unlisted(Observer):
     def _warn(self) -> None:
         config = self._config
         servers = [spec.name for spec in config.servers]
-        for line in unmatched(servers, config.fallbacks, config.policies, config.rate_limits, self._listed):
+        lines = unmatched(servers, config.fallbacks, config.policies, config.rate_limits, self._listed)
+        for line in lines + unmatched_rules(config.approvals, servers, self._listed):
             if line not in self._warned:
                 self._warned.add(line)
                 log.warning("%s", line)

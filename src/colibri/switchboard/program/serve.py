@@ -24,7 +24,7 @@ from colibri.serving.listen import listen
 from colibri.serving.sessions import cap_sessions
 from colibri.serving.signals import DRAIN_GRACE_S
 from colibri.serving.stdio import run_stdio
-from colibri.switchboard.audit import Audit, AuditStore, Pins
+from colibri.switchboard.audit import Approvals, Audit, AuditStore, Pins
 from colibri.switchboard.config import SwitchboardConfig
 from colibri.switchboard.faces import (
     SERVER_NAME,
@@ -71,7 +71,11 @@ class Gateway:
 
 
 def observers(
-    config: SwitchboardConfig, metrics: Metrics, audit: Audit | None, pins: Pins | None
+    config: SwitchboardConfig,
+    metrics: Metrics,
+    audit: Audit | None,
+    pins: Pins | None,
+    approvals: Approvals | None = None,
 ) -> list[Observer]:
     """Every observer of the routed calls, in the order each is asked (the first refusal wins)."""
     # The rate limit first: a call any other observer refuses has cost its caller (SPEC §21).
@@ -79,6 +83,8 @@ def observers(
     chosen: list[Observer] = [Limiter(config), Policies(config), IdentityGate(config)]
     if pins is not None:
         chosen.append(pins)
+    if approvals is not None:  # after every refusal: only a call that would go is held (SPEC §22)
+        chosen.append(approvals)
     if audit is not None:
         chosen.append(audit)
     # Unlisted sees only the tools listed (no hook on a call's path), so it costs calls nothing.
@@ -87,11 +93,12 @@ def observers(
 
 def board_for(config: SwitchboardConfig, store: AuditStore | None = None, config_path: str = "") -> Gateway:
     metrics = Metrics()
-    audit = pins = None
+    audit = pins = approvals = None
     if store is not None:
         audit = Audit(store.writer, store.origin)
         pins = Pins(store.writer, config.pins, store.pins, config_path)
-    board = Switchboard(config, observers=observers(config, metrics, audit, pins))
+        approvals = Approvals(store.writer, config.approvals, config_path)
+    board = Switchboard(config, observers=observers(config, metrics, audit, pins, approvals))
     if store is not None:  # without an `identity_key`, the store's key signs the callers' statements
         board.vouching.default = store.identity_key
     return Gateway(board, metrics, store, pins)

@@ -37,6 +37,7 @@ from mcp.shared.exceptions import MCPError
 from colibri.core.shown import shown, too_long
 from colibri.switchboard.base import (
     HANDLER_ERROR,
+    ROUTED_CALLER,
     Caller,
     CallTimedOut,
     DownstreamError,
@@ -199,6 +200,7 @@ class Route:
 
         With `raw`, a downstream's result comes back as its JSON object, untouched (the lean lane).
         """
+        ROUTED_CALLER.set(caller)  # an observer holding the call tells and asks this client (SPEC §22)
         try:
             answer = await self._awaited(caller, raw, step)
             try:
