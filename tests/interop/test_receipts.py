@@ -172,3 +172,33 @@ def test_serve_stdio_answers_carry_receipts_under_the_default_origin(tmp_path: P
     entries = colibri("log", "entries", "--db", str(db), env=env).stdout.split()
     receipts = [receipt for _, _, receipt, _ in answers]
     assert [entries[receipt["index"]] for receipt in receipts] == [receipt["leaf"] for receipt in receipts]
+
+
+def test_on_either_backend_receipts_name_the_entries_the_log_holds(
+    backend: str, backend_env: dict[str, str], tmp_path: Path
+) -> None:
+    """On PostgreSQL too; there a system tool goes without one: its row would wait on the network,
+    and a system tool never waits (SPEC §8), so it follows within a second (SPEC §14)."""
+    key, _ = generate_key(tmp_path, backend_env, ORIGIN)
+    env = {**backend_env, "COLIBRI_SIGNING_KEY": str(key), "COLIBRI_LOG_ORIGIN": ORIGIN}
+    with Wire(serve_argv(), env, tmp_path / "stderr.log") as wire:
+        wire.initialize()
+        wire.request("tools/list")  # phase 2 done
+        results = [
+            wire.request("tools/call", {"name": tool, "arguments": arguments})["result"]
+            for tool, arguments in (
+                ("task_create", {"title": "either"}),
+                ("task_list", {}),
+                ("server_ping", {}),
+            )
+        ]
+        assert wire.close() == 0
+    made, listed, ping = results
+    receipts = [made["_meta"][RECEIPT], listed["_meta"][RECEIPT]]
+    if backend == "sqlite":
+        receipts.append(ping["_meta"][RECEIPT])
+    else:
+        assert "_meta" not in ping
+    entries = colibri("log", "entries", env=env).stdout.split()
+    assert [entries[receipt["index"]] for receipt in receipts] == [receipt["leaf"] for receipt in receipts]
+    assert {receipt["origin"] for receipt in receipts} == {ORIGIN}
