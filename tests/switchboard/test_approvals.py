@@ -84,7 +84,7 @@ async def held_call(store: Path, principal: str, arguments: dict[str, Any]) -> d
 
 
 class Gateway:
-    def __init__(self, root: Path, timeout_s: float) -> None:
+    def __init__(self, root: Path, timeout_s: float, rules: list[dict[str, Any]] | None = None) -> None:
         self.root = root
         self.downstreams = Downstreams(root)
         tokens_file = root / "tokens.jsonl"
@@ -92,7 +92,7 @@ class Gateway:
             name: create_token(name, tokens_file).stdout.strip() for name in ("ana", "bob", "carol")
         }
         section = {
-            "rules": [{"tools": ["echo.work"], "approvers": ["ana", "carol"], "mode": "approver"}],
+            "rules": rules or [{"tools": ["echo.work"], "approvers": ["ana", "carol"], "mode": "approver"}],
             "timeout_s": timeout_s,
             "ttl_s": 120,
         }
