@@ -191,4 +191,4 @@ def _approval(row: Sequence[object]) -> Approval:
     values = list(row)
     values[2] = None if values[2] is None else int(str(values[2]))
     values[10] = tuple(json.loads(str(values[10])))
-    return Approval(*values)
+    return Approval(*values)  # type: ignore[arg-type]
