@@ -1,0 +1,59 @@
+"""The index find_tools ranks with (SPEC §23): a downstream's listing is indexed once, whoever
+searches and however often, and again only when the downstream lists something else; names are
+split into words; a query is only ever plain words."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import mcp_types as types
+
+from colibri.switchboard.routing.catalog import MAX_QUERY_WORDS, Catalog, name_words, words_of
+
+
+def tool(name: str, description: str, **arguments: str) -> types.Tool:
+    properties = {argument: {"type": "string", "description": said} for argument, said in arguments.items()}
+    return types.Tool(
+        name=name, description=description, input_schema={"type": "object", "properties": properties}
+    )
+
+
+def test_a_listing_is_indexed_once_and_again_only_when_it_changes() -> None:
+    office = SimpleNamespace(tools={"send_email": tool("send_email", "Send an email message.")})
+    clock = SimpleNamespace(
+        tools={"get_current_time": tool("get_current_time", "Current time in a timezone.")}
+    )
+    downstreams: dict[str, Any] = {"office": office, "clock": clock}
+    catalog = Catalog(downstreams, lambda: {})
+    first = list(catalog.search(words_of("email the team")))
+    built = catalog.index.builds
+    for _ in range(50):  # fifty searches, as many sessions might make: nothing is indexed again
+        assert list(catalog.search(words_of("email the team"))) == first
+    assert catalog.index.builds == built and first == ["office.send_email"]
+
+    office.tools = {**office.tools, "book_flight": tool("book_flight", "Reserve a seat on an airplane.")}
+    assert list(catalog.search(words_of("book a flight"))) == ["office.book_flight"]
+    assert catalog.index.builds > built
+    del downstreams["office"]  # removed by a reload: its tools are no longer found
+    assert list(catalog.search(words_of("book a flight email"))) == []
+
+
+def test_arguments_and_their_descriptions_are_searched() -> None:
+    downstreams: dict[str, Any] = {
+        "geo": SimpleNamespace(tools={"lookup": tool("lookup", "Look a place up.", postcode="a ZIP code")})
+    }
+    assert list(Catalog(downstreams, lambda: {}).search(words_of("which zip"))) == ["geo.lookup"]
+
+
+def test_names_are_split_at_punctuation_and_case() -> None:
+    assert name_words("filesystem.read_text-file") == "filesystem read text file"
+    assert name_words("getCurrentTime") == "get Current Time"
+    assert name_words("parseHTTPResponse") == "parse HTTP Response"
+
+
+def test_a_query_is_plain_words() -> None:
+    assert words_of('NEAR("email" OR boss*) : ^x') == ["near", "email", "boss"]
+    assert words_of("what is the") == ["what", "is", "the"]  # all filler: kept, rather than nothing
+    assert words_of("") == []
+    assert len(words_of(" ".join(f"w{n}" for n in range(500)))) == MAX_QUERY_WORDS
