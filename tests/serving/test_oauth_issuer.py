@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from colibri.serving.oauth import Issuer, OAuthSettings, OAuthVerifier
-from colibri.serving.oauth.issuer import IssuerUnavailable, well_known
+from colibri.serving.oauth import OAuthSettings
+from colibri.serving.oauth.issuer import Issuer, IssuerUnavailable, well_known
+from colibri.serving.oauth.verifier import OAuthVerifier
 from tests.helpers.static_issuer import static_issuer
 
 pytestmark = pytest.mark.anyio

@@ -42,7 +42,8 @@ from colibri.serving.sessions import cap_sessions
 
 if TYPE_CHECKING:
     from colibri.domains.log.note import Verifier
-    from colibri.serving.oauth import OAuthSettings, OAuthVerifier
+    from colibri.serving.oauth import OAuthSettings
+    from colibri.serving.oauth.verifier import OAuthVerifier
 
 log = logging.getLogger("colibri")
 T = TypeVar("T")

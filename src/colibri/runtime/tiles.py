@@ -29,7 +29,7 @@ from colibri.core.errors import StorageError
 from colibri.core.merkle import leaf_hash
 from colibri.domains import access
 from colibri.domains.log import cosigned, store, tree
-from colibri.serving.oauth import OAuthVerifier
+from colibri.serving.oauth.verifier import OAuthVerifier
 from colibri.serving.protected_resource import ProtectedResource
 
 T = TypeVar("T")

@@ -17,7 +17,7 @@ from starlette.responses import RedirectResponse, Response
 
 from colibri.core.database import Database
 from colibri.domains import access
-from colibri.serving.oauth import OAuthVerifier
+from colibri.serving.oauth.verifier import OAuthVerifier
 from colibri.ui.reader import Reader
 
 COOKIE = "colibri_token"

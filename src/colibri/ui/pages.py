@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from colibri.core.errors import StorageError
 from colibri.domains.log.note import Verifier
-from colibri.serving.oauth import OAuthVerifier
+from colibri.serving.oauth.verifier import OAuthVerifier
 from colibri.serving.origin import same_origin_post
 from colibri.ui import auth, pins_views
 from colibri.ui.content import Content

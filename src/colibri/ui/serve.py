@@ -28,8 +28,9 @@ from colibri.serving.hosts import AllowedHosts
 from colibri.serving.http import base_url, run_http
 from colibri.serving.http_limits import HttpLimits
 from colibri.serving.listen import listen
-from colibri.serving.oauth import OAuthSettings, OAuthVerifier
+from colibri.serving.oauth import OAuthSettings
 from colibri.serving.oauth.faces import oauth_verifier, protected_resource
+from colibri.serving.oauth.verifier import OAuthVerifier
 from colibri.serving.protected_resource import metadata_routes
 from colibri.storage import open_database
 from colibri.ui.checker import CHECKER

@@ -32,8 +32,9 @@ from typing import Any, TypeVar
 import anyio
 import httpx2
 
-from colibri.serving.oauth import Issuer, OAuthSettings
+from colibri.serving.oauth import OAuthSettings
 from colibri.serving.oauth.exchange import Granted, TokenEndpoint, TokenRefused
+from colibri.serving.oauth.issuer import Issuer
 from colibri.switchboard.base import NotSent
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.downstream.isolated import Isolated, Own

@@ -14,8 +14,10 @@ from starlette.applications import Starlette
 from colibri.core.identity import Identity
 from colibri.serving.bearer import Verify
 from colibri.serving.http import base_url
-from colibri.serving.oauth import EitherVerifier, OAuthVerifier, identity_of_access
+from colibri.serving.oauth import identity_of_access
+from colibri.serving.oauth.either import EitherVerifier
 from colibri.serving.oauth.faces import oauth_verifier, protected_resource
+from colibri.serving.oauth.verifier import OAuthVerifier
 from colibri.serving.protected_resource import ProtectedResource, protect
 from colibri.switchboard.audit import Pins
 from colibri.switchboard.faces.serving import Serving
