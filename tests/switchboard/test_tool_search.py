@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from tests.helpers import clean_env
 from tests.switchboard.audit_helpers import actions
 from tests.switchboard.helpers import Downstreams, call, switchboard, wait_for_state, write_config
+from tests.switchboard.test_approvals import approvals
 from tests.switchboard.test_http_face import create_token
 
 pytestmark = pytest.mark.anyio
@@ -218,3 +219,25 @@ async def test_find_tools_refuses_a_limit_out_of_range_naming_the_range(tmp_path
     assert not_text["error"]["code"] == extra["error"]["code"] == "INVALID_PARAMS"
     assert "query must be a string" in not_text["error"]["message"]
     assert "unknown argument 'server'" in extra["error"]["message"]
+
+
+async def test_call_tool_is_held_for_a_person_like_a_direct_call(tmp_path: Path) -> None:
+    """Approvals (SPEC §22) see call_tool as the call it names: held, pending, then let through once."""
+    rules = [{"tools": ["office.delete_file"], "approvers": ["ana"], "mode": "approver"}]
+    config = config_for(
+        tmp_path,
+        tool_search={"mode": "search"},
+        audit={"db": "gateway.db"},
+        approvals={"rules": rules, "timeout_s": 0.5, "ttl_s": 120},
+    )
+    removal = {"name": "office.delete_file", "arguments": {"path": "/old"}}
+    async with switchboard(config) as client:
+        await healthy(client)
+        pending = await call(client, "call_tool", removal)
+        approved = approvals(config, "approve", pending["error"]["details"]["approval_id"], "--by", "ana")
+        retried = await client.call_tool("call_tool", removal)
+    assert pending["error"]["code"] == "APPROVAL_PENDING", pending
+    assert approved.returncode == 0, approved.stderr
+    assert retried.structured_content == {"tool": "delete_file", "arguments": {"path": "/old"}}
+    rows = [(row["tool"], row["outcome"]) for row in actions(tmp_path / "gateway.db")]
+    assert ("office.delete_file", "held") in rows and ("office.delete_file", "ok") in rows
