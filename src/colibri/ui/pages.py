@@ -1,11 +1,11 @@
 """The routes of the pages: `/` board, `/tasks/<id>`, `/trail`, `/trail/<session_id>`, `/audit`,
-`/audit/<n>` and its proof `/audit/<n>/proof.json`, `/pins` (a switchboard's tool pins), the sign-in
-form and the sign-out.
+`/audit/<n>` and its proof `/audit/<n>/proof.json`, `/pins` (a switchboard's tool pins), `/approvals`
+(the calls a switchboard holds for a person, SPEC §22), the sign-in form and the sign-out.
 
 Every page is plain HTML that reads without JavaScript and refreshes itself: a small script
 fetches the page again and replaces its data regions only, never a form someone is typing in
 (templates/_live.html); without JavaScript a meta refresh reloads it. Nothing here writes: the
-handlers (content.py) only read.
+handlers (content.py) only read; the one write is a decision posted on /approvals (approvals_views.py).
 The Host/Origin allow-list, the body caps and the anti-framing headers are the face's, in front
 of every route (`serving.guards`); `/login` and `/logout` add their own rule: a same-origin POST only.
 """
@@ -25,6 +25,7 @@ from colibri.domains.log.note import Verifier
 from colibri.serving.oauth.verifier import OAuthVerifier
 from colibri.serving.origin import same_origin_post
 from colibri.ui import auth, pins_views
+from colibri.ui.approvals_views import ApprovalPages, Writable
 from colibri.ui.content import Content
 from colibri.ui.reader import Reader
 from colibri.ui.render import HAS_PINS, SIGNED_IN, bad_request, render
@@ -40,15 +41,18 @@ def page_routes(
     public_url: str | None = None,
     switchboard_config: str | None = None,
     oauth: OAuthVerifier | None = None,
+    writable: Writable = None,
 ) -> list[Route]:
     """The pages, reading through `reader`; with `require_token` every page needs a valid token.
         `verifier` gives the key checkpoints are checked with (read when asked: serve --http has
         its key only once it has booted). `public_url` is the URL people use (behind a proxy): an
         https one makes the cookie `Secure`, and its origin may post the sign-in form. `switchboard_config`
     is the switchboard's config file, named in the pins page's approve commands. `oauth` proves an
-    identity provider's tokens beside Colibri's own (SPEC §20)."""
+    identity provider's tokens beside Colibri's own (SPEC §20). `writable` opens the store for a
+    decision posted on /approvals (None: the page only shows)."""
     secure_cookie = (public_url or "").lower().startswith("https://")
     content = Content(reader, verifier, switchboard_config)
+    held = ApprovalPages(reader, writable, public_url)
 
     def guarded(handler: Handler) -> Handler:
         async def run(request: Request) -> Response:
@@ -108,6 +112,8 @@ def page_routes(
         Route("/audit/{number}", guarded(content.call), methods=["GET"]),
         Route("/audit/{number}/proof.json", guarded(content.proof), methods=["GET"]),
         Route("/pins", guarded(content.pins), methods=["GET"]),
+        Route("/approvals", guarded(held.page), methods=["GET"]),
+        Route("/approvals/{approval_id}", guarded(held.decide), methods=["POST"]),
         Route("/login", login_form, methods=["GET"]),
         Route("/login", login, methods=["POST"]),
         Route("/logout", logout_form, methods=["GET"]),

@@ -33,6 +33,7 @@ from colibri.serving.oauth.faces import oauth_verifier, protected_resource
 from colibri.serving.oauth.verifier import OAuthVerifier
 from colibri.serving.protected_resource import metadata_routes
 from colibri.storage import open_database
+from colibri.ui.approvals_views import Writable
 from colibri.ui.checker import CHECKER
 from colibri.ui.pages import page_routes
 from colibri.ui.reader import OwnReader, Reader
@@ -54,8 +55,11 @@ class UiOptions:
     oauth: OAuthSettings | None = None  # --oauth-*: the identity provider's tokens too (SPEC §20)
 
 
-def web_app(reader: Reader, options: UiOptions, oauth: OAuthVerifier | None = None) -> ASGIApp:
-    """The pages; `oauth` proves the identity provider's tokens (from `ui_oauth`)."""
+def web_app(
+    reader: Reader, options: UiOptions, oauth: OAuthVerifier | None = None, writable: Writable = None
+) -> ASGIApp:
+    """The pages; `oauth` proves the identity provider's tokens (from `ui_oauth`); `writable` opens the
+    store for a decision on /approvals."""
     hosts = AllowedHosts.for_bind(options.host, options.allowed_hosts, options.public_url)
     routes = page_routes(
         reader,
@@ -64,6 +68,7 @@ def web_app(reader: Reader, options: UiOptions, oauth: OAuthVerifier | None = No
         public_url=options.public_url,
         switchboard_config=options.switchboard_config,
         oauth=oauth,
+        writable=writable,
     )
     if options.require_token:
         # The ui has no /mcp: its resource is its pages' root, named at both well-known paths (SPEC §20).
@@ -103,7 +108,8 @@ async def serve_ui(target: Path | str, options: UiOptions) -> None:
             "checkpoints checked with the verifier key given" if options.verifier else "no verifier key",
         )
         oauth = ui_oauth(options)
-        app = web_app(OwnReader(db), options, oauth)
+        # A decision on /approvals is the ui's one write: its own connection, opened for it (SPEC §22).
+        app = web_app(OwnReader(db), options, oauth, writable=lambda: open_database(target))
         async with anyio.create_task_group() as tasks:
             if oauth is not None:
                 tasks.start_soon(oauth.issuer.start)
