@@ -1,6 +1,7 @@
 """A downstream with an office's tools, for the tool-search tests (SPEC §23).
 
-Run it as `python search_server.py NAME` (stdio). Every tool answers `{"tool", "arguments"}`, except:
+Run it as `python search_server.py NAME [START_DELAY_S]` (stdio); every tool answers
+`{"tool", "arguments"}`, except:
   learn     adds the tool {name, description} and tells its client `tools/list_changed`
   redefine  gives a tool another description (a silent change, as pins guard against), and tells
             its client `tools/list_changed`
@@ -72,6 +73,8 @@ async def call_tool(
 
 
 async def serve() -> None:
+    if len(sys.argv) > 2:  # a server slow to start: its handshake waits this many seconds
+        await anyio.sleep(float(sys.argv[2]))
     server: Server[Any] = Server(sys.argv[1], version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

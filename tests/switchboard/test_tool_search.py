@@ -241,3 +241,16 @@ async def test_call_tool_is_held_for_a_person_like_a_direct_call(tmp_path: Path)
     assert retried.structured_content == {"tool": "delete_file", "arguments": {"path": "/old"}}
     rows = [(row["tool"], row["outcome"]) for row in actions(tmp_path / "gateway.db")]
     assert ("office.delete_file", "held") in rows and ("office.delete_file", "ok") in rows
+
+
+async def test_the_first_search_and_call_wait_for_a_server_still_starting(tmp_path: Path) -> None:
+    """Right after connecting, as a direct call and tools/list do, before the first verdicts."""
+    slow = {"command": sys.executable, "args": [str(SEARCH_SERVER), "office", "1.5"]}
+    config = write_config(tmp_path, {"office": slow}, health=SLOW, tool_search={"mode": "search"})
+    mail = {"to": "ana@example.com", "subject": "hi", "body": "hello"}
+    async with switchboard(config) as client:
+        first = await found(client, "email my boss")
+    async with switchboard(config) as client:
+        sent = await client.call_tool("call_tool", {"name": "office.send_email", "arguments": mail})
+    assert first[:1] == ["office.send_email"]
+    assert sent.structured_content == {"tool": "send_email", "arguments": mail}

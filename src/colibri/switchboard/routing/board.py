@@ -202,7 +202,7 @@ class Switchboard:
     ) -> types.CallToolResult:
         """Route one call and await its answer. Raises `MCPError` only to pass a downstream's
         JSON-RPC error through."""
-        await self._until_started(name)
+        await self._until_started(self.search.unwrapped(name, arguments)[0])  # call_tool: its tool's
         route = self.route(name, arguments, principal)
         answer = await route.run(caller, raw=False)
         # The answer goes back from here: the SDK sends it once this returns.
@@ -220,6 +220,8 @@ class Switchboard:
 
     def waits_for_start(self, name: str) -> bool:
         """Whether a call to `name` must wait for a first verdict before it is routed."""
+        if self.search.searches(name):  # it searches what the first verdicts list, as tools/list waits
+            return not self._started.is_set()
         return not self._started.is_set() and any(
             self.downstreams[server].machine.state is State.STARTING
             for server in self.router.servers_for(name)

@@ -132,6 +132,10 @@ class Search:
             if policies is None or policies.shows_server(principal, name, downstream.tools)
         )
 
+    def searches(self, name: str) -> bool:
+        """Whether a call to `name` is find_tools' search."""
+        return name == FIND_TOOLS and self.on
+
     def unwrapped(self, name: str, arguments: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
         """A well-formed call_tool as the direct call it stands for; anything else as it came."""
         if not self.on or name != CALL_TOOL or arguments is None:
