@@ -201,6 +201,7 @@ async def test_any_query_is_plain_words_never_an_fts_error(tmp_path: Path, query
     names = [tool["name"] for tool in answer["data"]["tools"]]
     assert names[:1] == ([] if not query.strip() else ["office.send_email"])
     assert names or "hint" in answer["data"]
+    assert all(word.isalnum() for word in answer["data"]["words"]), answer["data"]["words"]  # plain words
 
 
 async def test_find_tools_refuses_a_limit_out_of_range_naming_the_range(tmp_path: Path) -> None:

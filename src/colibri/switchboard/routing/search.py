@@ -171,19 +171,21 @@ class Search:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             message = f"find_tools: limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}"
             return Answer(Outcome.DENIED, _invalid(message, FIND_TOOLS, range=f"1-{MAX_LIMIT}"))
-        found = self.best(query, limit, who)
-        data: dict[str, Any] = {"query": query, "tools": [_definition(tool) for tool in found]}
+        words = words_of(query)
+        found = self.best(words, limit, who)
+        # The words searched for, not the query: how it was read, and never a long query said back.
+        data: dict[str, Any] = {"words": words, "tools": [_definition(tool) for tool in found]}
         if not found:
             data["hint"] = (
-                "no tool matched; search again with other words for the task, or call "
+                "no tool matched; search again with other words for the task, or call_tool "
                 "switchboard_status to see which servers are up"
             )
         return Answer(Outcome.OK, envelopes.success(data))
 
-    def best(self, query: str, limit: int, who: Who | None) -> list[types.Tool]:
-        """The `limit` best tools for `query` this caller may see and call, best first."""
+    def best(self, words: list[str], limit: int, who: Who | None) -> list[types.Tool]:
+        """The `limit` best tools for `words` this caller may see and call, best first."""
         found: list[types.Tool] = []
-        for key in self.catalog.search(words_of(query)):
+        for key in self.catalog.search(words):
             tool = self._shown(key, who)
             if tool is not None:
                 found.append(tool)
