@@ -15,6 +15,7 @@ before the restart still lets the retried call through.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -26,6 +27,9 @@ import anyio
 import pytest
 from mcp import Client
 
+from colibri.domains.approvals.api import NotDecidable
+from colibri.switchboard.audit import decide_held
+from colibri.switchboard.config import load
 from tests.helpers import clean_env, query
 from tests.switchboard.audit_helpers import actions, arguments_column, sha256_of, verify
 from tests.switchboard.helpers import (
@@ -34,6 +38,7 @@ from tests.switchboard.helpers import (
     free_port,
     own_answer,
     stop,
+    switchboard,
     switchboard_command,
     switchboard_env,
     wait_for_port,
@@ -109,13 +114,18 @@ class Gateway:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
 
     @contextmanager
-    def running(self) -> Iterator[None]:
-        board = subprocess.Popen(
-            switchboard_command(self.config, "--http", f"127.0.0.1:{self.port}"), env=switchboard_env()
-        )
+    def running(self, log: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
+        """The switchboard, its stderr to `log` when given."""
+        command = switchboard_command(self.config, "--http", f"127.0.0.1:{self.port}")
+        sink = None if log is None else log.open("ab")
+        try:
+            board = subprocess.Popen(command, env=switchboard_env(), stderr=sink)
+        finally:
+            if sink is not None:
+                sink.close()
         try:
             wait_for_port(self.port, board)
-            yield
+            yield board
         finally:
             assert stop(board) == 0
 
@@ -286,3 +296,62 @@ def _held_row(rows: list[dict[str, Any]], principal: str, value: str) -> dict[st
         for row in rows
         if row["outcome"] == "held" and row["principal"] == principal and row["arguments"] == wanted
     )
+
+
+async def test_a_reload_refuses_a_bad_rule_and_applies_a_good_one(tmp_path: Path) -> None:
+    gateway = Gateway(tmp_path, timeout_s=0.5)
+    log = tmp_path / "switchboard.log"
+    good = json.loads(gateway.config.read_text())
+    with gateway.running(log) as board:
+        async with gateway.client("ana") as ana:
+            held_before = await work(ana, "one")
+            bad = good | {"approvals": good["approvals"] | {"rules": [{"tools": ["echo.*"], "mode": "vote"}]}}
+            gateway.config.write_text(json.dumps(bad))
+            board.send_signal(signal.SIGHUP)
+            with anyio.fail_after(20):
+                while "reload refused" not in log.read_text():
+                    await anyio.sleep(0.05)
+            held_still = await work(ana, "two")  # the running config stays
+            asking = good | {
+                "approvals": good["approvals"] | {"rules": [{"tools": ["echo.*"], "mode": "ask_user"}]}
+            }
+            gateway.config.write_text(json.dumps(asking))
+            board.send_signal(signal.SIGHUP)
+            with anyio.fail_after(20):
+                while (after := await work(ana, "three"))["error"]["code"] == "APPROVAL_PENDING":
+                    pass
+    refused = next(line for line in log.read_text().splitlines() if "reload refused" in line)
+    assert "approvals.rules[0].mode" in refused and '"ask_user"' in refused, refused
+    assert held_before["error"]["code"] == held_still["error"]["code"] == "APPROVAL_PENDING"
+    assert after["error"]["code"] == "APPROVAL_REQUIRED", after  # ask_user, and this client cannot elicit
+
+
+async def test_on_stdio_the_local_caller_is_held_until_an_approver_decides(tmp_path: Path) -> None:
+    """The stdio face's lean lane holds the call too: its caller is `local`, an approver decides."""
+    downstreams = Downstreams(tmp_path)
+    rules = [{"tools": ["echo.work"], "approvers": ["carol"]}]
+    config = write_config(
+        tmp_path,
+        {"echo": downstreams.fault("echo")},
+        health=FAST,
+        audit={"db": "audit.db"},
+        approvals={"rules": rules, "timeout_s": 60},
+    )
+    spec = load(config).audit
+    assert spec is not None
+    answers: list[dict[str, Any]] = []
+    async with switchboard(config) as client:
+        await wait_for_state(client, "echo", "HEALTHY")
+
+        async def call() -> None:
+            answers.append(await work(client, "on stdio"))
+
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(call)
+            waiting = await held_call(tmp_path / "audit.db", "local", {"value": "on stdio"})
+            with pytest.raises(NotDecidable) as own:
+                decide_held(spec, waiting["id"], True, "local", "")
+            decide_held(spec, waiting["id"], True, "carol", "fine on stdio")
+    assert own.value.why == "own_call"
+    assert answers[0]["ok"] is True and answers[0]["result"]["echo"] == {"value": "on stdio"}, answers
+    assert downstreams.calls("echo") == 1
