@@ -119,6 +119,7 @@ async def test_call_tool_is_a_direct_call_in_the_audit_store_policy_and_limits(t
             await client.call_tool("office.send_email", {"to": "a"})
         malformed = await call(client, "call_tool", {"name": "office.send_email", "arguments": [1]})
         nameless = await call(client, "call_tool", {"arguments": {}})
+        itself = await call(client, "call_tool", {"name": "call_tool", "arguments": inbox})
     assert sent.structured_content == direct.structured_content == {"tool": "send_email", "arguments": mail}
     assert refused["error"]["code"] == "TOOL_NOT_ADMITTED"
     assert "office.delete_file" not in hidden
@@ -127,7 +128,8 @@ async def test_call_tool_is_a_direct_call_in_the_audit_store_policy_and_limits(t
     assert unknown == unknown_direct and unknown["error"]["code"] == "UNKNOWN_TOOL"
     assert schema.value.error == schema_direct.value.error  # the downstream's own error, as direct
     assert "missing argument 'subject'" in schema.value.error.message
-    for bad in (malformed, nameless):
+    assert "never itself" in itself["error"]["message"]
+    for bad in (malformed, nameless, itself):
         assert bad["error"]["code"] == "INVALID_PARAMS" and "call_tool" in bad["error"]["message"]
     rows = [(row["tool"], row["outcome"], row["reason"]) for row in actions(tmp_path / "gateway.db")]
     assert rows.count(("office.send_email", "ok", None)) == 2

@@ -141,7 +141,7 @@ class Search:
         if not self.on or name != CALL_TOOL or arguments is None:
             return name, arguments
         inner, inner_arguments = arguments.get("name"), arguments.get("arguments")
-        if set(arguments) - {"name", "arguments"} or not isinstance(inner, str) or not inner:
+        if set(arguments) - {"name", "arguments"} or not isinstance(inner, str) or inner in ("", CALL_TOOL):
             return name, arguments
         if inner_arguments is not None and not isinstance(inner_arguments, dict):
             return name, arguments
@@ -159,7 +159,7 @@ class Search:
         query, limit = arguments.get("query", ""), arguments.get("limit", LIMIT)
         unknown = sorted(set(arguments) - {"query", "limit"})
         if unknown or not isinstance(query, str):
-            problem = f"unknown argument {unknown[0]!r}" if unknown else "query must be a string"
+            problem = f"unknown argument {unknown[0]!r}"[:80] if unknown else "query must be a string"
             return Answer(
                 Outcome.DENIED,
                 _invalid(
@@ -169,7 +169,7 @@ class Search:
                 ),
             )
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            message = f"find_tools: limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}"
+            message = f"find_tools: limit must be an integer from 1 to {MAX_LIMIT}, got {repr(limit)[:40]}"
             return Answer(Outcome.DENIED, _invalid(message, FIND_TOOLS, range=f"1-{MAX_LIMIT}"))
         words = words_of(query)
         found = self.best(words, limit, who)
@@ -219,7 +219,9 @@ def _malformed_call(arguments: Mapping[str, Any] | None) -> types.CallToolResult
     unknown = sorted(set(arguments) - {"name", "arguments"})
     name, inner = arguments.get("name"), arguments.get("arguments")
     if unknown:
-        problem = f"unknown argument {unknown[0]!r}"
+        problem = f"unknown argument {unknown[0]!r}"[:80]
+    elif name == CALL_TOOL:
+        problem = "it calls the tool it names, never itself: name that tool"
     elif not isinstance(name, str) or not name:
         problem = "name must be a tool's name, as find_tools returned it"
     else:
