@@ -162,7 +162,7 @@ async def test_held_calls_are_decided_by_an_approver_and_logged(tmp_path: Path) 
                 waiting = await held_call(gateway.store, "ana", {"value": "one"})
                 listed = held(gateway.config)
                 own = approvals(gateway.config, "approve", waiting["id"], "--by", "ana")
-                stranger = approvals(gateway.config, "approve", waiting["id"], "--by", "bob")
+                stranger = _refused(gateway.config, waiting["id"], "bob")  # as the command decides
                 assert gateway.downstreams.calls("echo") == 0  # held: nothing reached the server
                 done = approvals(
                     gateway.config, "approve", waiting["id"], "--by", "carol", "--comment", "fine"
@@ -174,18 +174,18 @@ async def test_held_calls_are_decided_by_an_approver_and_logged(tmp_path: Path) 
                 denied = approvals(
                     gateway.config, "deny", waiting_bob["id"], "--by", "ana", "--comment", "not today"
                 )
-            again = approvals(gateway.config, "approve", waiting["id"], "--by", "carol")
-            unknown = approvals(gateway.config, "approve", "ap_nosuchcall", "--by", "carol")
+            again = _refused(gateway.config, waiting["id"], "carol")
+            unknown = _refused(gateway.config, "ap_nosuchcall", "carol")
 
     assert [(call["id"], call["principal"], call["tool"], call["arguments"]) for call in listed] == [
         (waiting["id"], "ana", "echo.work", {"value": "one"})
     ]
     assert listed[0]["arguments_sha256"] == sha256_of({"value": "one"}) and listed[0]["pin_sha256"]
     assert own.returncode == 2 and "own call" in own.stderr, own.stderr
-    assert stranger.returncode == 2 and "not an approver" in stranger.stderr, stranger.stderr
+    assert stranger.why == "not_an_approver" and "not an approver" in str(stranger), stranger
     assert done.returncode == 0 and "by carol" in done.stdout, done.stderr
-    assert again.returncode == 2 and "already" in again.stderr, again.stderr
-    assert unknown.returncode == 2 and "ap_nosuchcall" in unknown.stderr, unknown.stderr
+    assert again.why == "decided" and "used already" in str(again), again
+    assert unknown.why == "unknown" and "ap_nosuchcall" in str(unknown), unknown
     assert denied.returncode == 0, denied.stderr
 
     assert answers["approved"]["ok"] is True, answers
@@ -287,6 +287,14 @@ async def _held_until_stopped(gateway: Gateway, principal: str, value: str) -> N
     with gateway.running():
         async with gateway.client(principal) as client:
             await work(client, value)
+
+
+def _refused(config: Path, approval_id: str, by: str) -> NotDecidable:
+    spec = load(config).audit
+    assert spec is not None
+    with pytest.raises(NotDecidable) as refused:
+        decide_held(spec, approval_id, True, by, "")
+    return refused.value
 
 
 def _held_row(rows: list[dict[str, Any]], principal: str, value: str) -> dict[str, Any]:
