@@ -51,7 +51,11 @@ def decide(  # noqa: PLR0917 - the decision's parts, in the order a person gives
     from the moment the call was held, so a call cannot be approved and kept for later)."""
     approval = find(conn, approval_id)
     if approval is None:
-        raise NotDecidable("unknown", f"no held call has the approval id {approval_id!r}")
+        raise NotDecidable(
+            "unknown",
+            f"no held call has the approval id {approval_id!r}; `colibri switchboard approvals list` (or "
+            "/approvals in colibri ui) shows the held calls and their ids",
+        )
     if approval.state != "pending":
         raise NotDecidable("decided", f"{approval_id} is {approval.state} already ({_decided(approval)})")
     if approval.expires_at <= now:

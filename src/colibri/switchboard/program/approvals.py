@@ -21,12 +21,14 @@ import getpass
 import json
 import sys
 
+from colibri.core.shown import shown
 from colibri.domains.approvals.api import Approval, NotDecidable
 from colibri.serving.exits import EXIT_OK, EXIT_USAGE
 from colibri.switchboard.audit import AuditStoreError, decide_held, held_calls
 from colibri.switchboard.base import ConfigError
 from colibri.switchboard.config import load
 
+SHOWN_WHOLE = 1_000_000  # the arguments are shown in full: an approver judges all of them
 USAGE = (
     "usage: colibri switchboard approvals list [--json] | approvals approve ID | approvals deny ID"
     " [--comment TEXT] [--by PRINCIPAL] --config FILE"
@@ -73,8 +75,10 @@ def approvals_command(
 def _lines(held: list[Approval]) -> str:
     if not held:
         return "no call is held for approval"
+    # A caller's and a downstream's text: controls and bidi characters escaped, never obeyed.
     return "\n".join(
-        f"{call.id}  {call.principal}  {call.tool}  sha256:{call.arguments_sha256}  {call.arguments or '{}'}"
+        f"{call.id}  {shown(call.principal)}  {shown(call.tool)}  sha256:{call.arguments_sha256}  "
+        f"{shown(call.arguments or '{}', SHOWN_WHOLE)}"
         for call in held
     )
 
