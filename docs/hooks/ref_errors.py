@@ -41,7 +41,7 @@ SWITCHBOARD_MEANING = {
     "APPROVAL_PENDING": "the call is held for a person's approval and was not decided within "
     "`approvals.timeout_s`; call again with the same arguments once it is approved",
     "APPROVAL_REQUIRED": "an `ask_user` rule holds the call but the client cannot be asked "
-    "(it declared no elicitation); an approver must decide it",
+    "(it declared no elicitation); call from a client that can, or have a rule with approvers hold it",
 }
 
 
