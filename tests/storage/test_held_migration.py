@@ -6,6 +6,7 @@ restart's interruption are each a row and a log entry, and the log still checks.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,9 +15,11 @@ from colibri.core.errors import StorageError
 from colibri.domains.approvals import api as approvals
 from colibri.domains.log.api import log_action
 from colibri.domains.log.status import log_status
+from colibri.storage import open_database
 from colibri.storage.audit_log import FinishedCall, insert_finished
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import migrations_for
+from colibri.verifier.copy import copy_store
 from tests.helpers.stores import store_before
 
 NAME = "0035_actions_held"
@@ -88,3 +91,22 @@ def test_held_is_refused_by_a_store_before_0035(
             insert_finished(conn, FinishedCall("c", "e.w", "{}", "held", None, "t", 0.0, "ana"), log_action)
     finally:
         db.close()
+
+
+@pytest.mark.sqlite_only
+def test_db_copy_takes_the_held_calls_along(
+    backend: str, store: str, tmp_path: Path, open_store: Any
+) -> None:
+    """`colibri db copy` of a switchboard's store keeps its approvals: an approval given and not yet
+    used still covers its call in the copy."""
+    db = open_store()
+    with db.atomic() as conn:
+        held = approvals.hold(conn, _held("ana", "d1"), utc_now(), 900, log_action)
+    approvals.decided(db, held.id, True, "carol", (), "ok", "cli", log_action)
+    copy_store(store, str(tmp_path / "copy.db"))
+    copied = open_database(tmp_path / "copy.db")
+    try:
+        with copied.atomic() as conn:
+            assert approvals.take(conn, "ana", "shell.exec", "d1", utc_now()) == held.id
+    finally:
+        copied.close()

@@ -40,6 +40,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("log_witnesses", "witness_key"),
     ("tool_pins", "tool"),
     ("pin_definitions", "tool, sha256"),
+    ("approvals", "id"),
 )
 # Serial keys whose counter must continue after the copied rows (PostgreSQL sequences).
 COUNTERS = (
