@@ -4,8 +4,9 @@ store, and a decision posted from the page.
 The page shows each held call in full — who made it, the tool, the arguments, the tool's definition
 as listed and its pin digest, the rule and who may decide — with a comment box and approve / deny.
 A decision is the one write the ui makes: posted from the ui's own page (same origin) by a signed-in
-principal, it is written to the store in its own transaction (domains/approvals: the approval and
-its log entry together, `via: ui`), where the waiting call's switchboard reads it within its poll.
+principal (with its IdP groups, when the identity provider signed it in: a rule may name
+`group:NAME`), it is written to the store in its own transaction (domains/approvals: the approval
+and its log entry together, `via: ui`), where the waiting call's switchboard reads it within its poll.
 Only an approver the call's rule names may decide, never the caller; an unknown, expired or decided
 call, the caller's own call and a principal the rule does not name are a 409 page naming why (and
 logged). Decisions need a store the ui may write: `colibri ui` opens one connection for each, beside
@@ -24,9 +25,12 @@ from starlette.responses import RedirectResponse, Response
 
 from colibri.core.clock import utc_now
 from colibri.core.database import Database
+from colibri.domains import access
 from colibri.domains.approvals import api as approvals
 from colibri.domains.log.api import log_action
+from colibri.serving.oauth.verifier import OAuthVerifier
 from colibri.serving.origin import same_origin_post
+from colibri.ui import auth
 from colibri.ui.reader import Reader
 from colibri.ui.render import SIGNED_IN, render
 
@@ -67,10 +71,13 @@ def held_page(db: Database) -> list[HeldRow]:
 class ApprovalPages:
     """GET /approvals and POST /approvals/{approval_id}."""
 
-    def __init__(self, reader: Reader, writable: Writable, public_url: str | None) -> None:
+    def __init__(
+        self, reader: Reader, writable: Writable, public_url: str | None, oauth: OAuthVerifier | None = None
+    ) -> None:
         self._reader = reader
         self._writable = writable
         self._public_url = public_url
+        self._oauth = oauth
 
     async def page(self, request: Request) -> Response:
         rows = await self._reader.read(held_page)
@@ -103,13 +110,13 @@ class ApprovalPages:
         comment = (form.get("comment") or [""])[0].strip()[:MAX_COMMENT]
         if decision not in ("approve", "deny"):
             return _refused(400, f"Expected decision approve or deny, got {decision[:40]!r}.")
-        opened = self._writable
+        opened, groups = self._writable, await self._groups(request)
 
         def decided(_: Database) -> approvals.Approval:
             db = opened()
             try:
                 return approvals.decided(
-                    db, approval_id, decision == "approve", by, (), comment, "ui", log_action
+                    db, approval_id, decision == "approve", by, groups, comment, "ui", log_action
                 )
             finally:
                 db.close()
@@ -119,6 +126,15 @@ class ApprovalPages:
         except approvals.NotDecidable as exc:
             return _refused(409, f"{exc} ({exc.why}; the attempt is logged).", title="Not decided")
         return RedirectResponse(f"/approvals?done={approval_id}", status_code=303)
+
+    async def _groups(self, request: Request) -> tuple[str, ...]:
+        """The IdP groups of the signed-in principal (a rule may name `group:NAME` as its approvers);
+        none for a Colibri token."""
+        token = auth.presented_token(request)
+        if self._oauth is None or not token or access.well_formed(token):
+            return ()
+        proved = await self._oauth.verify_token(token)
+        return () if proved is None else proved.groups
 
 
 def _find(db: Database, approval_id: str) -> approvals.Approval | None:

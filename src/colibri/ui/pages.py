@@ -52,7 +52,7 @@ def page_routes(
     decision posted on /approvals (None: the page only shows)."""
     secure_cookie = (public_url or "").lower().startswith("https://")
     content = Content(reader, verifier, switchboard_config)
-    held = ApprovalPages(reader, writable, public_url)
+    held = ApprovalPages(reader, writable, public_url, oauth)
 
     def guarded(handler: Handler) -> Handler:
         async def run(request: Request) -> Response:
