@@ -62,7 +62,7 @@ async def test_the_callers_own_user_approves_or_declines(tmp_path: Path) -> None
         async with gateway.client("ana"):  # the server healthy first
             pass
         async with client(gateway, "ana", "legacy", yes) as ana:
-            accepted = await work(ana, "legacy yes")
+            accepted = await work(ana, "legacy yes \u202e")
         async with client(gateway, "bob", "legacy", no) as bob:
             declined = await work(bob, "legacy no")
         async with client(gateway, "ana", "auto", modern) as ana:
@@ -71,8 +71,9 @@ async def test_the_callers_own_user_approves_or_declines(tmp_path: Path) -> None
         async with client(gateway, "bob", "auto", None) as bob:
             unasked = await work(bob, "cannot be asked")
 
-    assert accepted["ok"] is True and accepted["result"]["echo"] == {"value": "legacy yes"}, accepted
-    assert len(yes.asked) == 1 and "echo.work" in yes.asked[0] and '"legacy yes"' in yes.asked[0]
+    assert accepted["ok"] is True and accepted["result"]["echo"] == {"value": "legacy yes \u202e"}, accepted
+    assert len(yes.asked) == 1 and "echo.work" in yes.asked[0] and '"legacy yes' in yes.asked[0]
+    assert "\u202e" not in yes.asked[0] and "\\u202e" in yes.asked[0]  # shown as its escape, never obeyed
     assert declined["error"]["code"] == "APPROVAL_DENIED" and no.asked, declined
     assert in_rounds["ok"] is True and in_rounds["result"]["echo"] == {"value": "modern yes"}, in_rounds
     assert len(modern.asked) == 1 and '"modern yes"' in modern.asked[0]

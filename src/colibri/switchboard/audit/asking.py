@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from colibri.core.clock import utc_now
 from colibri.core.database import Connection
+from colibri.core.shown import shown as escaped
 from colibri.domains.approvals import api as approvals
 from colibri.domains.log.api import log_action
 from colibri.switchboard.audit.writer import Now, Writer
@@ -31,6 +32,7 @@ from colibri.switchboard.routing import Refusal, RoutedCall
 
 log = logging.getLogger("colibri.switchboard")
 T = TypeVar("T")
+WHOLE = 1_000_000  # the arguments are shown in full: the user judges all of them
 
 SCHEMA = {
     "type": "object",
@@ -52,10 +54,17 @@ async def ask_user(  # noqa: PLR0917 - the held call, and who is asked how long
     """Ask the caller's own user about the held call `approval_id`: None to send it, else the refusal."""
     if caller is None:
         return await _unasked(writer, approval_id, target, "no client waits for it")
-    shown = json.dumps(call.arguments or {}, indent=2, sort_keys=True, ensure_ascii=False)
+    lines = json.dumps(call.arguments or {}, indent=2, sort_keys=True, ensure_ascii=False).split("\n")
     question = types.ElicitRequest(
         params=types.ElicitRequestFormParams(
-            message=f"Approve this call? {call.principal} asks to run {target} with the arguments\n{shown}",
+            # A caller's and a downstream's text: its controls and bidi characters escaped, never obeyed.
+            message="\n".join(
+                escaped(line, WHOLE)
+                for line in (
+                    f"Approve this call? {call.principal} asks to run {target} with the arguments",
+                    *lines,
+                )
+            ),
             requested_schema=SCHEMA,
         )
     )
