@@ -165,6 +165,7 @@ class Approvals(Observer):
         waiter = self._waiting[approval_id] = _Waiter()
         if self._poller is None or self._poller.done():
             self._poller = asyncio.get_running_loop().create_task(self._poll())
+            self._poller.add_done_callback(_reported)
         command = f"colibri switchboard approvals approve {approval_id} --config {self._config_path}"
         told = (
             f"{target} is held for approval {approval_id}: waiting for {', '.join(rule.approvers)} to "
@@ -232,6 +233,12 @@ def _correlation(record: object) -> str:
     # The audit's record of the call (rows.py) names its correlation id; without one, a new id.
     correlation = getattr(record, "correlation_id", None)
     return correlation if isinstance(correlation, str) else ids.correlation_id()
+
+
+def _reported(poller: asyncio.Task[None]) -> None:
+    # The waiting calls then end APPROVAL_PENDING at their timeout; the next held call starts another.
+    if not poller.cancelled() and poller.exception() is not None:
+        log.error("approvals: the poller of held calls failed: %r", poller.exception())
 
 
 async def _tell(caller: Caller, message: str) -> None:
