@@ -110,3 +110,18 @@ def test_db_copy_takes_the_held_calls_along(
             assert approvals.take(conn, "ana", "shell.exec", "d1", utc_now()) == held.id
     finally:
         copied.close()
+
+
+@pytest.mark.sqlite_only
+def test_a_hold_past_its_ttl_can_no_longer_be_decided(backend: str, open_store: Any) -> None:
+    db = open_store()
+    with db.atomic() as conn:
+        held = approvals.hold(conn, _held("ana", "d1"), "2026-01-01T00:00:00.000000Z", 60, log_action)
+    with pytest.raises(approvals.NotDecidable) as late:
+        approvals.decided(db, held.id, True, "carol", (), "", "cli", log_action)
+    with db.snapshot() as conn:
+        after = approvals.find(conn, held.id)
+        refused = conn.execute("SELECT principal, reason FROM actions WHERE outcome = 'denied'").fetchall()
+    assert late.value.why == "expired" and "expired at 2026-01-01T00:01:00" in str(late.value)
+    assert after is not None and after.state == "expired" and after.arguments is None
+    assert [tuple(row) for row in refused] == [("carol", "approval:expired")]
