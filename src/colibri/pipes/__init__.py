@@ -25,16 +25,20 @@ import asyncio
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any
+
+import anyio
 
 from colibri.pipes.diverting import Divert, DivertingReader
 from colibri.pipes.inflight import DEFAULT_LIMIT_S, answer_before_eof
 from colibri.pipes.process import ProcessTransport
 from colibri.pipes.reader import LINE_LIMIT, LineReader
 from colibri.pipes.streams_base import ReceiveIteration
-from colibri.pipes.unpollable import read_side, write_side
+from colibri.pipes.unpollable import OutputSink, read_side, write_side
 from colibri.pipes.writer import WRITE_FAILED, LineWriter
+
+FLUSH_S = 30.0  # at exit, how long the rest of our output waits for a reader that has not taken it
 
 
 def stdio_streams(
@@ -74,7 +78,20 @@ async def _pipe_streams(limit: int, divert: Divert | None) -> AsyncIterator[tupl
     finally:
         restore()
         read_transport.close()
+        await _flushed(writer)
         writer.close()
+
+
+async def _flushed(writer: OutputSink) -> None:
+    """Wait until what the pipe transport still holds has reached the reader (SPEC §1.3: every
+    request read before stdin's end is answered before the process exits). A send's `drain` waits
+    only until the buffer is under its high-water mark, so an answer larger than the pipe's
+    capacity (a tools/list is over 64 KiB) could still sit in it when the loop ends, and be lost to
+    a reader that takes its time. A reader that never reads is waited for FLUSH_S at most; one that went
+    away needs nothing more."""
+    # A ConnectionError: the reader is gone, there is no one left to write to.
+    with anyio.CancelScope(shield=True), anyio.move_on_after(FLUSH_S), suppress(ConnectionError):
+        await writer.flush()
 
 
 def _divert_standard_fds() -> Callable[[], None]:

@@ -33,6 +33,12 @@ class ByteSink(Protocol):
     def close(self) -> None: ...
 
 
+class OutputSink(ByteSink, Protocol):
+    """Our own output: it can also wait until everything written has left it."""
+
+    async def flush(self) -> None: ...
+
+
 async def read_side(
     loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: IO[bytes]
 ) -> asyncio.ReadTransport:
@@ -44,12 +50,22 @@ async def read_side(
     return transport
 
 
-async def write_side(loop: asyncio.AbstractEventLoop, sink: IO[bytes]) -> ByteSink:
+async def write_side(loop: asyncio.AbstractEventLoop, sink: IO[bytes]) -> OutputSink:
     """A writer to `sink`: the loop's pipe transport where it can poll it, else plain writes."""
     if not pollable(sink):
         return _FileSink(sink)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sink)
-    return asyncio.StreamWriter(transport, protocol, None, loop)
+    return _PipeSink(transport, protocol, None, loop)
+
+
+class _PipeSink(asyncio.StreamWriter):
+    """The loop's pipe writer, which can also wait until all it holds has reached the pipe."""
+
+    async def flush(self) -> None:
+        # `drain` returns once the buffer is under the high-water mark; with the mark at 0 it
+        # returns only when the buffer is empty.
+        self.transport.set_write_buffer_limits(high=0)
+        await self.drain()
 
 
 def pollable(file: IO[bytes]) -> bool:
@@ -133,3 +149,6 @@ class _FileSink:
     def close(self) -> None:
         self._closed = True
         self._sink.close()
+
+    async def flush(self) -> None:
+        """Nothing is buffered here: every write has reached the file."""
