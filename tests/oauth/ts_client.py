@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tests.helpers.idp import SCOPES, IdentityProvider
-from tests.ui.browser import browser_page
+from tests.oauth.sdk_flows import sign_in_with_chromium
 
 SCRIPT = Path(__file__).resolve().with_name("ts_client.mjs")
 TIMEOUT = 120.0
@@ -134,22 +134,7 @@ def browser_sign_in(
     with ts_client(node, spec, tmp_path) as client:
         first = client.line()
         assert "authorize" in first, f"no authorization URL: {first} {client.log()}"
-        client.send(_signed_in_location(idp, first["authorize"], user))
+        client.send(sign_in_with_chromium(first["authorize"], user, idp.redirect_uri))
         report = client.report()
     report["authorize"] = first["authorize"]
     return report
-
-
-def _signed_in_location(idp: IdentityProvider, authorize: str, user: str) -> str:
-    """Where the provider sends the browser back to once `user` has signed in and consented."""
-    with browser_page() as page:
-        # Nothing listens at the client's loopback redirect URI: the browser's arrival there is the answer.
-        page.route(f"{idp.redirect_uri}**", lambda route: route.fulfill(status=200, body="signed in"))
-        page.goto(authorize)
-        page.fill('input[name="login"]', user)
-        page.fill('input[name="password"]', "any password")
-        page.click("button[type=submit]")
-        page.click("text=Continue")
-        page.wait_for_url(f"{idp.redirect_uri}**")
-        location: str = page.url
-    return location

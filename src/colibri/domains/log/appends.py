@@ -29,6 +29,34 @@ def log_action(  # noqa: PLR0917 - positional in the order the audit row holds t
     principal: str = LOCAL_PRINCIPAL,
 ) -> int:
     """Append a finished action; return the entry's index."""
+    index, _ = append_action(
+        conn,
+        sequence_no,
+        correlation_id,
+        tool,
+        arguments,
+        outcome,
+        result_sha256,
+        started_at,
+        duration_ms,
+        principal,
+    )
+    return index
+
+
+def append_action(  # noqa: PLR0917 - positional in the order the audit row holds them
+    conn: Connection,
+    sequence_no: int,
+    correlation_id: str,
+    tool: str,
+    arguments: str,
+    outcome: str,
+    result_sha256: str | None,
+    started_at: str,
+    duration_ms: float | None,
+    principal: str = LOCAL_PRINCIPAL,
+) -> tuple[int, bytes]:
+    """Append a finished action; return the entry's index and the entry (what a receipt names)."""
     entry = action_entry(
         sequence_no,
         correlation_id,
@@ -40,7 +68,7 @@ def log_action(  # noqa: PLR0917 - positional in the order the audit row holds t
         started_at,
         duration_ms,
     )
-    return tree.append(conn, tree.ACTION, sequence_no, entry)
+    return tree.append(conn, tree.ACTION, sequence_no, entry), entry
 
 
 def adopt_existing(conn: Connection) -> int:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from colibri.core.database import Connection
-from colibri.domains.log import tree
-from colibri.domains.log.entries import LOCAL_PRINCIPAL, action_entry
+from colibri.domains.log.appends import append_action
+from colibri.domains.log.entries import LOCAL_PRINCIPAL
 from colibri.domains.log.notary import default_origin
 
 RECEIPT = "io.colibri/receipt"  # the `_meta` key of an answer's receipt
@@ -59,18 +59,18 @@ class ActionLog:
         principal: str = LOCAL_PRINCIPAL,
         /,
     ) -> Receipt:
-        entry = action_entry(
+        index, entry = append_action(
+            conn,
             sequence_no,
             correlation_id,
             tool,
-            principal,
             arguments,
             outcome,
             result_sha256,
             started_at,
             duration_ms,
+            principal,
         )
-        index = tree.append(conn, tree.ACTION, sequence_no, entry)
         origin = self._origin
         if origin is None:
             origin = self._origin = default_origin(conn)
