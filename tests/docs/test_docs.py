@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +110,13 @@ def _run(block: Block, work: Path, env: dict[str, str]) -> None:
         f"the example at {block.where} failed (exit {result.returncode}):\n{block.text}\n"
         f"--- stdout\n{result.stdout}--- stderr\n{result.stderr}"
     )
+
+
+def test_the_readme_is_a_front_page() -> None:
+    readme = ROOT / "README.md"
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines: move what is not a front page to docs/"
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", "\n".join(lines))
+    missing = [target for target in targets if "://" not in target and not (ROOT / target).exists()]
+    assert not missing, f"README.md links to files that do not exist: {missing}"
+    assert ROOT / "README.md" in RUNNABLE, "README.md's first look is marked runnable"

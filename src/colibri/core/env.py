@@ -18,8 +18,9 @@ E = TypeVar("E", bound=StrEnum)
 
 MAX_MESSAGE_VARIABLE = "COLIBRI_MAX_MESSAGE_BYTES"
 
-# Every COLIBRI_* variable read anywhere: the README's configuration table and the COLIBRI_HTTP_*
-# limits (serving/http_limits.py). A test holds every name in the source to this list.
+# Every COLIBRI_* variable read anywhere, the COLIBRI_HTTP_* limits (serving/http_limits.py) too. A
+# test holds every name in the source to this list, and the docs' build holds
+# docs/reference/environment.md to it.
 KNOWN_VARIABLES = frozenset(
     {
         "COLIBRI_MODE",
@@ -166,7 +167,7 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
         hint = (
             f"did you mean COLIBRI_{close[0]}?"
             if close
-            else "the README's Configuration lists the known ones"
+            else "docs/reference/environment.md lists the known ones"
         )
         warnings.append(f"colibri: warning: {name} is not a Colibri variable and is ignored; {hint}")
     return warnings
