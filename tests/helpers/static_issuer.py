@@ -119,6 +119,10 @@ def bad_tokens(issuer: StaticIssuer, audience: str) -> dict[str, tuple[str, str]
         "wrong aud": (issuer.token(f"{audience}/other"), "its aud does not contain"),
         "expired": (issuer.token(audience, exp=now - 3600), "expired"),
         "not yet valid": (issuer.token(audience, nbf=now + 3600), "not valid yet"),
+        "alg as a list": (
+            f"{_b64({'alg': ['RS256'], 'typ': 'JWT'})}.{_b64({'sub': 'eve'})}.c2ln",
+            "is refused",
+        ),
         "alg none": (f"{_b64({'alg': 'none', 'typ': 'JWT'})}.{_b64({'sub': 'eve'})}.", "'none' is refused"),
         "HS256 with the public key": (_hs256_with_public_key(issuer, audience), "'HS256' is refused"),
         "no exp": (issuer.token(audience, exp=None), 'missing the "exp" claim'),

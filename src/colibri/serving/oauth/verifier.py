@@ -26,7 +26,7 @@ from colibri.core.principals import reserved
 from colibri.serving.bearer import RefusalLog
 from colibri.serving.oauth.access import OAuthAccess
 from colibri.serving.oauth.issuer import TIMEOUT_S, Issuer, IssuerUnavailable
-from colibri.serving.oauth.settings import OAuthSettings
+from colibri.serving.oauth.settings import ClientCredentials, OAuthSettings
 
 log = logging.getLogger("colibri.oauth")
 
@@ -90,14 +90,16 @@ class OAuthVerifier:
         except jwt.DecodeError:
             if self.settings.introspection is None:
                 raise Refused("malformed", "not a JWT, and no introspection client is configured") from None
-            return await self._introspect(token)
+            return await self._introspect(token, self.settings.introspection)
         alg = header.get("alg")
         if alg not in ALGORITHMS:
             # One log line a minute per algorithm people know of: `none` and HS256 are attacks
             # worth seeing apart; any other name shares one key, so made-up names cannot grow it.
-            known = alg if alg in KNOWN_REFUSED else "other"
+            # `alg` is whatever the token's header holds: a list is not hashable, a string may be long.
+            known = alg if isinstance(alg, str) and alg in KNOWN_REFUSED else "other"
             raise Refused(
-                f"algorithm {known}", f"the algorithm {alg!r} is refused (allowed: {', '.join(ALGORITHMS)})"
+                f"algorithm {known}",
+                f"the algorithm {repr(alg)[:64]} is refused (allowed: {', '.join(ALGORITHMS)})",
             )
         kid = header.get("kid")
         key = await self.issuer.key(kid if isinstance(kid, str) else None)
@@ -164,9 +166,9 @@ class OAuthVerifier:
             return ["read", "write"]
         return ["read"] if self.settings.read_scope in granted else []
 
-    async def _introspect(self, token: str) -> OAuthAccess:
+    async def _introspect(self, token: str, client: ClientCredentials) -> OAuthAccess:
         now = self._clock()
-        claims = await self._ask(token)
+        claims = await self._ask(token, client)
         if claims.get("active") is not True:
             raise Refused("inactive", "introspection says it is not active")
         if claims.get("iss", self.settings.issuer) != self.settings.issuer:
@@ -186,9 +188,7 @@ class OAuthVerifier:
             claims = {**claims, "sub": claims["client_id"]}
         return self._access(token, {"jti": None, **claims})
 
-    async def _ask(self, token: str) -> dict[str, Any]:
-        client = self.settings.introspection
-        assert client is not None
+    async def _ask(self, token: str, client: ClientCredentials) -> dict[str, Any]:
         try:
             endpoint = (await self.issuer.metadata()).introspection_endpoint
         except IssuerUnavailable as exc:
