@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import statistics
 import sys
 import time
@@ -136,8 +137,34 @@ def in_process(fn: Callable[[], object], n: int) -> list[float]:
     return samples
 
 
+@dataclass(frozen=True)
+class Figure:
+    """One printed figure with a target (`<= 1.5x`, `>= 300,000/s`): `python -m bench --check` judges it."""
+
+    label: str
+    value: float
+    target: str
+
+    @property
+    def met(self) -> bool:
+        match = _TARGET.match(self.target)
+        if match is None:
+            raise ValueError(f"target {self.target!r} of {self.label!r} is not '<= N' or '>= N'")
+        bound = float(match["bound"].replace(",", ""))
+        return self.value <= bound if match["op"] in ("<=", "≤") else self.value >= bound
+
+
+_TARGET = re.compile(r"\s*(?P<op><=|>=|≤|≥)\s*(?P<bound>[0-9][0-9,]*(?:\.[0-9]+)?)")
+# Every figure printed with a target in this process, in order (read by __main__'s --check).
+FIGURES: list[Figure] = []
+
+
 def line(label: str, value: float, unit: str, target: str = "") -> None:
-    verdict = f"   target {target}" if target else ""
+    verdict = ""
+    if target:
+        figure = Figure(label.strip(), value, target)
+        FIGURES.append(figure)
+        verdict = f"   target {target}" + ("" if figure.met else "   MISSED")
     print(f"{label:<58} {value:>12.3f} {unit}{verdict}", flush=True)
 
 
