@@ -134,8 +134,9 @@ npm: $(NPM_STAMPS)
 # Most tests wait on the real processes they start, so 4 workers keep 2 cores busy; each worker has
 # its own PostgreSQL server (a session fixture). Tests that hold a time bound of the spec (`serial`)
 # run afterwards, alone, so the others' load cannot make them miss it.
+# --durations lists the 25 slowest, so the suite's 20-minute budget is watched where it is spent.
 test: lint docs npm node22 postgres-binaries chromium go-toolchain
-	$(BIN)/pytest -n 4 --dist worksteal -m "not serial"
+	$(BIN)/pytest -n 4 --dist worksteal -m "not serial" --durations=25
 	$(BIN)/pytest -m serial
 
 bench: $(STAMP) tests/switchboard/npm/node_modules/.installed bench/npm/node_modules/.installed
