@@ -9,7 +9,7 @@ from typing import Any
 
 import mcp_types as types
 
-from colibri.switchboard.routing.catalog import MAX_QUERY_WORDS, Catalog, name_words, words_of
+from colibri.switchboard.routing.catalog import MAX_QUERY_WORDS, Catalog, also_of, name_words, words_of
 
 
 def tool(name: str, description: str, **arguments: str) -> types.Tool:
@@ -46,6 +46,19 @@ def test_arguments_and_their_descriptions_are_searched() -> None:
     assert list(Catalog(downstreams, lambda: {}).search(words_of("which zip"))) == ["geo.lookup"]
 
 
+def test_the_fields_of_arguments_and_the_server_are_searched() -> None:
+    fields = {"type": "object", "properties": {"ownerEmail": {"type": "string", "description": "who"}}}
+    relate = types.Tool(
+        name="relate",
+        description="Add links.",
+        input_schema={"type": "object", "properties": {"links": {"type": "array", "items": fields}}},
+    )
+    downstreams: dict[str, Any] = {"graph": SimpleNamespace(tools={"relate": relate})}
+    catalog = Catalog(downstreams, lambda: {})
+    assert list(catalog.search(words_of("owner email"))) == ["graph.relate"]
+    assert list(catalog.search(words_of("graph"))) == ["graph.relate"]  # by its server's name
+
+
 def test_names_are_split_at_punctuation_and_case() -> None:
     assert name_words("filesystem.read_text-file") == "filesystem read text file"
     assert name_words("getCurrentTime") == "get Current Time"
@@ -57,3 +70,31 @@ def test_a_query_is_plain_words() -> None:
     assert words_of("what is the") == ["what", "is", "the"]  # all filler: kept, rather than nothing
     assert words_of("") == []
     assert len(words_of(" ".join(f"w{n}" for n in range(500)))) == MAX_QUERY_WORDS
+
+
+def test_an_expansion_never_outranks_a_literal_match() -> None:
+    # "folder" is the lexicon's "directory". list_directory has the expansion in its name, which
+    # BM25 weighs most, and a short text; browse has the user's own word, once, in a long one.
+    # Counted as if the user had written it, the expansion would come first.
+    files = SimpleNamespace(
+        tools={
+            "list_directory": tool("list_directory", "List a directory."),
+            "browse": tool(
+                "browse", "Open a folder and show each entry it holds, one per line, with its size and date."
+            ),
+        }
+    )
+    downstreams: dict[str, Any] = {"files": files}
+    catalog = Catalog(downstreams, lambda: {})
+    assert also_of("folder") == [(["folder"], ["directory"])]
+    assert list(catalog.search(words_of("folder"), also_of("folder"))) == [
+        "files.browse",
+        "files.list_directory",
+    ]
+    # Where nothing has the user's word, what it means is found all the same.
+    assert list(catalog.search(words_of("subfolder"), also_of("subfolder"))) == ["files.list_directory"]
+
+
+def test_a_phrase_is_read_before_its_words() -> None:
+    assert also_of("add up 3 and 4") == [(["add", "up"], ["sum", "numbers"])]
+    assert [meant for _, meant in also_of("add a ticket")] == [["create"], ["task"]]

@@ -6,6 +6,12 @@ tools) and a group is replaced whole, so a listing is indexed once, whoever sear
 
 A query is a list of plain words, each matched as a quoted FTS5 string joined by OR: nothing a
 caller writes (`"`, `*`, `NEAR(`, `OR`, `:`) is ever read as FTS5 syntax.
+
+A search may bring `also`: other ways to say some of its words (a lexicon's: "folder" → directory),
+each as (the words said, the words meant). They are ranked by queries of their own and count less
+than the caller's words, so an expansion never outranks a literal match: the words meant count
+`ALSO_WEIGHT` of their BM25 score, and where the words said match documents themselves, a document
+found only through what they mean gets less from it than the best document that has them.
 """
 
 from __future__ import annotations
@@ -14,20 +20,29 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-# How much a word counts in each column, over the description's 1: a word of the name says most.
-WEIGHTS = (6.0, 3.0, 1.0, 1.5)
-COLUMNS = ("name", "title", "description", "arguments")
+# How much a word counts in each column, over the description's 1: a word of the name says most;
+# the server's name says which server, not which of its tools.
+WEIGHTS = (6.0, 3.0, 1.0, 1.5, 1.0)
+COLUMNS = ("name", "title", "description", "arguments", "server")
+# What a lexicon's word counts beside one the caller wrote.
+ALSO_WEIGHT = 0.6
+# Below the best literal match, however strong the expansions: a margin, so never level with it.
+_BELOW = 0.95
+MAX_EXPANSIONS = 16  # each costs two lookups; a query's first ones say enough
+# Another way to say some words: (the words said, the words meant).
+Expansion = tuple[Sequence[str], Sequence[str]]
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """One searchable thing: `key` comes back from a search; the four texts are ranked."""
+    """One searchable thing: `key` comes back from a search; the five texts are ranked."""
 
     key: str
     name: str
     title: str
     description: str
     arguments: str
+    server: str = ""
 
 
 class TextIndex:
@@ -38,41 +53,69 @@ class TextIndex:
         self._db = sqlite3.connect(":memory:", isolation_level=None)
         self._db.execute(
             "CREATE VIRTUAL TABLE docs USING fts5("
-            "key UNINDEXED, grp UNINDEXED, name, title, description, arguments, "
+            "key UNINDEXED, grp UNINDEXED, name, title, description, arguments, server, "
             "tokenize = 'porter unicode61 remove_diacritics 2')"
         )
         self.builds = 0  # how many times a group was (re)indexed: a listing is indexed once
 
     def replace(self, group: str, documents: Iterable[Document]) -> None:
         """Index `documents` as the whole of `group`, dropping what it held before."""
-        rows = [(d.key, group, d.name, d.title, d.description, d.arguments) for d in documents]
+        rows = [(d.key, group, d.name, d.title, d.description, d.arguments, d.server) for d in documents]
         with self._db:
             self._db.execute("BEGIN")
             self._db.execute("DELETE FROM docs WHERE grp = ?", (group,))
-            self._db.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         self.builds += 1
 
     def drop(self, group: str) -> None:
         with self._db:
             self._db.execute("DELETE FROM docs WHERE grp = ?", (group,))
 
-    def search(self, words: Sequence[str], *, batch: int = 64) -> Iterator[str]:
-        """The keys of the documents matching any of `words`, best first (BM25), fetched in batches
-        so a caller that stops early reads few rows."""
+    def search(
+        self, words: Sequence[str], also: Sequence[Expansion] = (), *, batch: int = 64
+    ) -> Iterator[str]:
+        """The keys of the documents matching any of `words` (or of `also`, counting less), best
+        first (BM25). Without `also`, fetched in batches so a caller that stops early reads few rows."""
+        if also:
+            yield from self._blended(words, also)
+            return
         if not words:
             return
-        match = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
-        weights = ", ".join(str(weight) for weight in WEIGHTS)
-        query = (
-            f"SELECT key FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 0, 0, {weights}) LIMIT ? OFFSET ?"
-        )
+        query = f"SELECT key FROM docs WHERE docs MATCH ? ORDER BY {_RANK} LIMIT ? OFFSET ?"
         offset = 0
         while True:
-            keys = [row[0] for row in self._db.execute(query, (match, batch, offset))]
+            keys = [row[0] for row in self._db.execute(query, (_match(words), batch, offset))]
             yield from keys
             if len(keys) < batch:
                 return
             offset += batch
 
+    def _blended(self, words: Sequence[str], also: Sequence[Expansion]) -> list[str]:
+        scores = self._scores(words)
+        for said, meant in also[:MAX_EXPANSIONS]:
+            literal, expanded = self._scores(said), self._scores(meant)
+            extra = {key: ALSO_WEIGHT * score for key, score in expanded.items()}
+            beyond = [score for key, score in extra.items() if key not in literal]
+            if literal and beyond:  # scaled, keeping their order, below the best literal match
+                scale = min(1.0, _BELOW * max(literal.values()) / max(beyond))
+                extra = {key: score * (1.0 if key in literal else scale) for key, score in extra.items()}
+            for key, score in extra.items():
+                scores[key] = scores.get(key, 0.0) + score
+        return sorted(scores, key=lambda key: -scores[key])
+
+    def _scores(self, words: Sequence[str]) -> dict[str, float]:
+        """Each matching document's BM25 score, higher is better (FTS5's is negative)."""
+        if not words:
+            return {}
+        query = f"SELECT key, -{_RANK} FROM docs WHERE docs MATCH ?"
+        return dict(self._db.execute(query, (_match(words),)))
+
     def close(self) -> None:
         self._db.close()
+
+
+_RANK = f"bm25(docs, 0, 0, {', '.join(str(weight) for weight in WEIGHTS)})"
+
+
+def _match(words: Sequence[str]) -> str:
+    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)

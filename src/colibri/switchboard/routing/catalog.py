@@ -10,50 +10,37 @@ may see which result is decided per search (search.py), never by the index.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
 
-from colibri.storage.sqlite.fts import Document, TextIndex
+from colibri.storage.sqlite.fts import MAX_EXPANSIONS, Document, Expansion, TextIndex
 from colibri.switchboard.downstream import Downstream
+from colibri.switchboard.routing.lexicon import CATEGORIES
 from colibri.switchboard.routing.router import STATUS
 
 MAX_QUERY_WORDS = 64  # past these a query says nothing more, and each word costs a lookup
+_SCHEMA_DEPTH = 3  # arguments, their fields, and those fields' own: deeper says little more
 # A word boundary inside a name: lower→Upper ("taskCreate"), and the end of an acronym ("HTTPServer").
 _CASE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+")
+# Digits apart from letters ("utf8" → utf 8): a number rarely says which tool, its word may.
+_DIGITS = re.compile(r"(\d+)")
 # Words that say nothing about which tool (a user's "I want to ...", "can you ...").
 _FILLER_TEXT = (
     "a an the i me my we you your it its to of for in on at by with and or from into is are be "
-    "can could would should please want need some any this that these those do does how what"
+    "can could would should please want need some any this that these those do does how what "
+    "just let lets am was were has have had get got our us them they there here so "
+    # The rest of everyday English's function words and request padding, none a tool's word.
+    "about above again all also am an as because been being both but did doing during each else "
+    "ever every few further he her hers him his if itself just like more most much myself no nor "
+    "not now only other ought ours ourselves own same she shall than their theirs themselves then "
+    "thing things something anything stuff through too under until very which while who whom "
+    "will with yet yours yourself called named really actually maybe still kind sort bit quick "
+    "quickly one ones i'd i'm i've you're okay ok hey hi thanks thank"
 )
 _FILLER = frozenset(_FILLER_TEXT.split())
-# The words people use for what tool definitions say otherwise (a user's "folder" is a tool's
-# "directory"): each query word brings these along. Common computing words only, never a tool's name.
-_ALSO = {
-    "folder": "directory",
-    "folders": "directories",
-    "dir": "directory",
-    "picture": "image",
-    "photo": "image",
-    "ticket": "task",
-    "todo": "task",
-    "item": "task",
-    "issue": "task",
-    "add": "create",
-    "new": "create",
-    "remove": "delete",
-    "forget": "delete",
-    "rename": "move",
-    "remember": "memory",
-    "plus": "sum",
-    "repeat": "echo",
-    "ls": "list directory",
-    "mkdir": "create directory",
-    "cat": "read text",
-    "rm": "delete",
-}
 _GROUP_FALLBACKS, _GROUP_OWN = "\x00fallbacks", "\x00switchboard"
 
 
@@ -64,21 +51,83 @@ def name_words(name: str) -> str:
 
 def words_of(query: str) -> list[str]:
     """A query as plain words (never FTS5 syntax), lowercased, filler dropped unless that is all."""
-    words = [word.lower() for word in _WORD.findall(name_words(query))]
-    meaningful = [word for word in words if word not in _FILLER and len(word) > 1] or words
-    also = [extra for word in meaningful for extra in _ALSO.get(word, "").split()]
-    return list(dict.fromkeys(meaningful + also))[:MAX_QUERY_WORDS]
+    words = _split(query)
+    meaningful = [word for word in words if word not in _FILLER and len(word) > 1 and not word.isdigit()]
+    return list(dict.fromkeys(meaningful or words))[:MAX_QUERY_WORDS]
 
 
-def document(key: str, tool: types.Tool) -> Document:
+def also_of(query: str) -> list[Expansion]:
+    """The lexicon's words for the query's words and phrases (lexicon.py), minus the query's own,
+    each with the words that said it: searched as well, counting less (fts.py). A phrase ("add
+    up") is read before its words ("add")."""
+    words, at = _split(query), 0
+    also: list[Expansion] = []
+    own = set(words)
+    while at < len(words):
+        for length in range(_LONGEST, 0, -1):
+            said = words[at : at + length]
+            found = _LEXICON.get(tuple(_base(word) for word in said))
+            if found is not None and len(said) == length:
+                meant = [word for word in found if word not in own]
+                if meant:  # what counts as said: the phrase's own words, not its filler ("make a")
+                    also.append(([word for word in said if word not in _FILLER], meant))
+                at += length
+                break
+        else:
+            at += 1
+    return also[:MAX_EXPANSIONS]
+
+
+def _split(query: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(_DIGITS.sub(r" \1 ", name_words(query)))]
+
+
+def _base(word: str) -> str:
+    """A word without its plural `s`, so "folders" finds what "folder" does (both sides alike)."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _lexicon() -> dict[tuple[str, ...], tuple[str, ...]]:
+    table: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for category in CATEGORIES:
+        for said, meant in category:
+            for phrase in said.split(","):
+                key = tuple(_base(word.lower()) for word in _WORD.findall(_DIGITS.sub(r" \1 ", phrase)))
+                table[key] = tuple(dict.fromkeys(table.get(key, ()) + tuple(meant.split())))
+    return table
+
+
+_LEXICON = _lexicon()
+_LONGEST = max(len(key) for key in _LEXICON)
+
+
+def document(key: str, tool: types.Tool, server: str = "") -> Document:
+    """What is searched of a tool: its name's words, titles, description, arguments and server."""
     schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+    annotated = tool.annotations.title if tool.annotations is not None else None
+    titles = " ".join(dict.fromkeys(title for title in (tool.title, annotated) if title))
+    name = name_words(key.partition(".")[2] if server else key)
+    arguments = " ".join(_arguments(schema, _SCHEMA_DEPTH))
+    return Document(key, name, titles, tool.description or "", arguments, name_words(server))
+
+
+def _arguments(schema: Mapping[str, Any], depth: int) -> Iterator[str]:
+    """Each argument's name and description, and those of the fields of an argument's objects and
+    lists ("relations": from, to, relation type), as deep as `depth`."""
     properties = schema.get("properties")
-    arguments = []
     for argument, spec in (properties if isinstance(properties, dict) else {}).items():
-        described = spec.get("description") if isinstance(spec, dict) else None
-        arguments.append(f"{name_words(argument)} {described if isinstance(described, str) else ''}")
-    title = tool.title or (tool.annotations.title if tool.annotations is not None else None) or ""
-    return Document(key, name_words(key), title, tool.description or "", " ".join(arguments))
+        if not isinstance(spec, dict):
+            continue
+        described = spec.get("description")
+        yield f"{name_words(argument)} {described if isinstance(described, str) else ''}"
+        items = spec.get("items")
+        for inner in (spec, items) if isinstance(items, dict) else (spec,):
+            if depth > 1 and inner.get("properties"):
+                yield from _arguments(inner, depth - 1)
 
 
 class Catalog:
@@ -94,9 +143,9 @@ class Catalog:
         self._indexed: dict[str, Mapping[str, types.Tool]] = {}  # each server's listing, as indexed
         self._capabilities: tuple[Any, ...] | None = None
 
-    def search(self, words: list[str]) -> Iterator[str]:
+    def search(self, words: list[str], also: Sequence[Expansion] = ()) -> Iterator[str]:
         self._update()
-        return self.index.search(words)
+        return self.index.search(words, also)
 
     def _update(self) -> None:
         changed = False
@@ -107,7 +156,9 @@ class Catalog:
         for name, downstream in self._downstreams.items():
             tools = downstream.tools
             if self._indexed.get(name) is not tools:
-                self.index.replace(name, (document(f"{name}.{tool}", spec) for tool, spec in tools.items()))
+                self.index.replace(
+                    name, (document(f"{name}.{tool}", spec, name) for tool, spec in tools.items())
+                )
                 self._indexed[name] = tools
                 changed = True
         fallbacks = self._fallbacks()

@@ -12,15 +12,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
 
+from colibri.storage.sqlite.fts import Expansion
 from colibri.switchboard.base import INVALID_PARAMS, envelopes
 from colibri.switchboard.config import CALL_TOOL, FIND_TOOLS, ToolSearch
 from colibri.switchboard.downstream import Downstream
-from colibri.switchboard.routing.catalog import Catalog, words_of
+from colibri.switchboard.routing.catalog import Catalog, also_of, words_of
 from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall, Who
 from colibri.switchboard.routing.policy import Policies
 from colibri.switchboard.routing.route import Own
@@ -171,10 +172,13 @@ class Search:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             message = f"find_tools: limit must be an integer from 1 to {MAX_LIMIT}, got {repr(limit)[:40]}"
             return Answer(Outcome.DENIED, _invalid(message, FIND_TOOLS, range=f"1-{MAX_LIMIT}"))
-        words = words_of(query)
-        found = self.best(words, limit, who)
+        words, also = words_of(query), also_of(query)
+        found = self.best(words, limit, who, also)
         # The words searched for, not the query: how it was read, and never a long query said back.
         data: dict[str, Any] = {"words": words, "tools": [_definition(tool) for tool in found]}
+        if also:
+            # The lexicon's words for them, which counted less.
+            data["also"] = list(dict.fromkeys(word for _, meant in also for word in meant))
         if not found:
             data["hint"] = (
                 "no tool matched; search again with other words for the task, or call_tool "
@@ -182,10 +186,13 @@ class Search:
             )
         return Answer(Outcome.OK, envelopes.success(data))
 
-    def best(self, words: list[str], limit: int, who: Who | None) -> list[types.Tool]:
-        """The `limit` best tools for `words` this caller may see and call, best first."""
+    def best(
+        self, words: list[str], limit: int, who: Who | None, also: Sequence[Expansion] = ()
+    ) -> list[types.Tool]:
+        """The `limit` best tools for `words` (and, counting less, `also`) this caller may see and
+        call, best first."""
         found: list[types.Tool] = []
-        for key in self.catalog.search(words):
+        for key in self.catalog.search(words, also):
             tool = self._shown(key, who)
             if tool is not None:
                 found.append(tool)

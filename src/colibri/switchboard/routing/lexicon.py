@@ -1,0 +1,168 @@
+"""The everyday words people use for what tool definitions say otherwise (SPEC §23): a user's
+"folder" is a tool's "directory", a "ticket" on the "board" is a "task", "remember" is "memory".
+
+How it was written: category by category, for the kinds of tools MCP servers commonly offer (files,
+tasks and boards, time, memory and notes, the web, arithmetic, text, git, databases, search, logs and
+proofs, approvals, health, skills, messages and calendars), from general knowledge of how people ask
+for those things: the everyday word or phrase on the left, the words definitions use on the right. It
+was not written from the misses of the bench's phrasings, and it names no tool: only common words,
+so it helps any server's tools. A word may mean several things ("add" is create, "add up" is sum): a
+phrase is read before its words, and catalog.py weighs every expansion below the user's own words, so
+an expansion never outranks a literal match.
+
+Data only: each category is a tuple of (everyday words, comma-separated; definition words).
+"""
+
+from __future__ import annotations
+
+FILES = (
+    ("folder, folders, subfolder, subfolders, dir, dirs, subdirectory", "directory"),
+    ("document, doc, docs, attachment", "file"),
+    ("contents, content, open, view, cat, print out, what's in, whats in", "read"),
+    ("save, overwrite, store on disk, put into, dump", "write file"),
+    ("rename, relocate, mv", "move"),
+    ("erase, trash, rm, wipe", "delete"),
+    ("size, sizes, big, bytes, how large, metadata, modified, permissions, timestamp", "info size"),
+    ("layout, hierarchy, structure, nested, recursive, recursively", "tree"),
+    ("ls, everything inside, what's inside", "list directory"),
+    ("mkdir, make a folder, new folder", "create directory"),
+    ("picture, pictures, photo, photos, screenshot, logo, icon, png, jpg, jpeg", "image media"),
+    ("audio, sound, song, music, recording, mp3, wav", "audio media"),
+    ("tweak, patch, fix a typo, change a line, find and replace, modify", "edit"),
+    ("where is, locate, look for, hunt for, glob, wildcard, matching", "search"),
+    ("first lines, last lines, top of, end of, beginning of, head, tail", "read lines"),
+    ("allowed, permitted, accessible, sandbox, may i touch, can access", "allowed"),
+    ("zip, compress, compressed, archive, gzip", "gzip compress"),
+    ("several, many, multiple, batch, a few, at once, both", "multiple"),
+)
+
+TASKS = (
+    ("ticket, tickets, todo, todos, to-do, to do, card, story, chore, work item, errand", "task"),
+    ("board, backlog, kanban, sprint, tracker, jira, queue", "task list"),
+    ("remind me, reminder, note down, jot down, put on", "create task"),
+    ("raise, open up, add, new, make, put in", "create"),
+    ("assign, assigned, assignee, owner, owns, whose, who is on, who's on", "assignee"),
+    ("urgent, important, critical, asap, high priority, p0, p1", "priority"),
+    ("progress, state, where are we, stage", "status"),
+    ("finished, complete, completed, close, closed, resolve, resolved, mark done", "done status update"),
+    ("begin, pick up, working on, in progress, underway", "start in_progress"),
+    ("stuck, waiting on, blocked by, held up, blocker, blockers", "blocked depends"),
+    ("prerequisite, prerequisites, before, first need, depend, dependency", "depends on"),
+    ("reopen, back to, move to, mark as, set to, change, rename, bump", "update"),
+    ("drop, abandon, scrap, won't do, wont do", "cancelled"),
+    ("what now, what should, next, work on next, pick next, most important", "next actions"),
+    ("grab, claim, take, take over, lock", "claim lease"),
+    ("changelog, changes over time, what changed, timeline, edits", "history"),
+    ("details, everything about, full, pull up, look at", "get"),
+    ("label, labels, tag, tags, category", "tag"),
+    ("open, outstanding, pending, remaining, unfinished, left", "todo in_progress"),
+)
+
+TIME = (
+    ("clock, o'clock, hour, hours, now, right now, currently, today, tonight", "current time"),
+    ("morning, afternoon, evening, night, noon, midnight, a.m, p.m, pm", "time"),
+    ("time zone, timezones, zone, tz, utc, gmt, local time, daylight saving, dst", "timezone"),
+    ("ahead, behind, offset, difference, translate, when it's, what time will", "convert time"),
+    ("date, day, weekday, calendar date, what day", "date time"),
+    ("meeting, appointment, event, schedule, call at", "time calendar event"),
+)
+
+MEMORY = (
+    ("remember, memorize, memorise, keep in mind, don't forget, dont forget, recall", "memory"),
+    ("stored, saved, what you know, what do you know, knowledge, known", "memory knowledge graph"),
+    ("fact, facts, detail, details about, attribute, note, notes", "observation"),
+    ("person, people, contact, colleague, friend, company, organization, project, thing", "entity"),
+    ("relationship, relationships, related, link, linked, connect, connected, knows, works at", "relation"),
+    ("forget, unlearn, erase from memory, no longer true, outdated", "delete"),
+    ("everything you know, whole memory, all you know", "read graph"),
+    ("look up, lookup, find out, who is, what is", "search"),
+)
+
+WEB = (
+    ("web page, webpage, website, site, page, url, link, http, https", "fetch url"),
+    ("download, scrape, crawl, browse, grab the page, pull down", "fetch"),
+    ("google, look online, search the web, web search", "search web"),
+)
+
+ARITHMETIC = (
+    ("add up, sum up, total, plus, addition, combined, altogether", "sum add numbers"),
+    ("calculate, compute, arithmetic, math, maths, how much is", "sum numbers"),
+    ("times, multiply, product", "multiply numbers"),
+    ("minus, subtract, take away", "subtract numbers"),
+    ("average, mean", "average numbers"),
+)
+
+TEXT = (
+    ("repeat, say back, parrot, mirror, back to me, same text", "echo"),
+    ("uppercase, lowercase, capitalize, reverse, word count, characters, string", "text"),
+    ("summary, summarize, summarise, tldr", "summary"),
+)
+
+GIT = (
+    ("repo, repository, version control, vcs", "git repository"),
+    ("commit, commits, committed, check in", "git commit"),
+    ("branch, branches, checkout, switch branch", "git branch"),
+    ("staged, unstaged, uncommitted, what changed, diff", "git diff status"),
+    ("undo, revert, roll back, rollback", "reset revert"),
+)
+
+DATABASES = (
+    ("db, database, sql, sqlite, postgres, postgresql, mysql", "database query"),
+    ("table, tables, rows, columns, records", "table"),
+)
+
+LOGS = (
+    ("logbook, journal, trail, record keeping, paper trail, history", "log audit"),
+    ("tamper, tampered, tampering, intact, altered, unaltered, integrity, corrupted", "verify chain"),
+    ("prove, proof, evidence, receipt, offline check, check offline", "proof"),
+    ("lock, seal, sealed, freeze, close off, wrap up", "finalize seal"),
+    ("reasoning, thinking, thought, thoughts, why, rationale, justification", "thought record"),
+    ("decision, decisions, decided, chose, choice", "decision thought"),
+    ("conversation, sitting", "session"),
+)
+
+APPROVALS = (
+    ("approve, approval, sign off, sign-off, permission, consent, authorize, okay it", "approval"),
+    ("ask me, ask the user, confirm, confirmation, form, fill in, prompt the user", "elicitation input"),
+    ("llm, model, completion, ask the model, generate text", "sampling"),
+)
+
+HEALTH = (
+    ("alive, up, online, reachable, responding, respond, are you there, awake", "ping"),
+    ("healthy, diagnostics, uptime, how long, version, running", "health status"),
+    ("env, environment variables, env vars, settings, configuration", "environment"),
+    ("progress bar, long job, slow job, background job, takes a while", "long running operation"),
+    ("notify, notifications, subscribe, subscription, updates, alerts", "subscriber updates"),
+    ("verbose, debug output, log messages", "logging"),
+)
+
+SKILLS = (
+    ("playbook, playbooks, recipe, recipes, know-how, how-to, plugin, plugins, abilities", "skill"),
+    ("installed, available, can you do, what can", "list"),
+)
+
+MESSAGES = (
+    ("mail, e-mail, inbox, write to, message, ping someone", "email message send"),
+    ("currency, dollars, euros, exchange rate, money", "currency convert"),
+    ("weather, forecast, temperature, rain", "weather"),
+    ("resource, resources, attachment, attachments, reference, references", "resource"),
+    ("workspace, project folders, roots, root", "roots"),
+    ("json, structured, typed, machine readable", "structured"),
+)
+
+CATEGORIES = (
+    FILES,
+    TASKS,
+    TIME,
+    MEMORY,
+    WEB,
+    ARITHMETIC,
+    TEXT,
+    GIT,
+    DATABASES,
+    LOGS,
+    APPROVALS,
+    HEALTH,
+    SKILLS,
+    MESSAGES,
+)
