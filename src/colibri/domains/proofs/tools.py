@@ -8,8 +8,9 @@ TOOLS: list[Tool] = [
         name="audit_session_start",
         title="Start an audit session",
         description=(
-            "Start an audit session that groups thought records; every thought_record needs an open "
-            "session. Optional session_id (generated when omitted), agent_id and purpose. Returns "
+            "Start an audit session: a fresh log that groups the thoughts recorded during one piece of "
+            "work (an agent's run); every thought_record needs an open session. Optional session_id "
+            "(generated when omitted), agent_id and purpose. Returns "
             "{session_id, started_at}. Domain errors come back as data.ok=false: ERR_SESSION_EXISTS "
             "when the id is taken."
         ),
@@ -24,8 +25,8 @@ TOOLS: list[Tool] = [
         name="merkle_finalize",
         title="Seal a session",
         description=(
-            "Seal a session: builds the RFC 9162 Merkle tree over its record hashes in seq order, "
-            "stores the root and accepts no more records for the session. Returns {session_id, root, "
+            "Seal (close for good) a finished session so nothing more can be added: builds the RFC 9162 "
+            "Merkle tree over its record hashes in seq order and stores the root. Returns {session_id, root, "
             "leaf_count, finalized_at}. Domain errors (data.ok=false): ERR_SESSION_NOT_FOUND, "
             "ERR_ALREADY_FINALIZED, ERR_NO_RECORDS (record at least one thought first)."
         ),
@@ -41,8 +42,8 @@ TOOLS: list[Tool] = [
         name="merkle_root",
         title="Get a session's Merkle root and proofs",
         description=(
-            "The sealed Merkle root of a session {root, leaf_count, finalized_at, algorithm: "
-            "rfc9162-sha256}; with record_id also proof {leaf_index, tree_size, record_hash, "
+            "Proof of what a sealed session holds: its Merkle root {root, leaf_count, finalized_at, "
+            "algorithm: rfc9162-sha256}; with record_id also proof {leaf_index, tree_size, record_hash, "
             "audit_path}, an RFC 9162 §2.1.3 inclusion proof anyone can check offline (leaf data = "
             "the 32 bytes of record_hash; audit_path from the leaf upward). Domain errors "
             "(data.ok=false): ERR_SESSION_NOT_FOUND, ERR_NOT_FINALIZED (call merkle_finalize first), "

@@ -8,7 +8,8 @@ TOOLS = [
         name="skill_list",
         title="List skills",
         description=(
-            "List the Agent Skills installed for this project and user: each folder holding a SKILL.md under "
+            "List the Agent Skills (reusable instructions and scripts an agent can follow) installed for "
+            "this project and user: each folder holding a SKILL.md under "
             "COLIBRI_SKILLS_DIR (or .agents/skills and .claude/skills in the working directory, then "
             "~/.agents/skills). Returns `skills` (name, description, path of the SKILL.md - read it "
             "to use the skill - plus license, compatibility, metadata and allowed-tools when set, "

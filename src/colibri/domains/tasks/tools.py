@@ -10,8 +10,9 @@ TOOLS = [
         name="task_create",
         title="Create a task",
         description=(
-            "Create a task and get it back (with its id, e.g. T-7, and version 1). Only title is "
-            "required; priority defaults to medium and status to todo. depends_on lists tasks that "
+            "Add a task - a ticket or to-do on the team's board (its backlog) - and get it back with "
+            "its id (e.g. T-7) and version 1. Only title is required; priority defaults to medium and "
+            "status to todo; assignee says who works on it, tags file it. depends_on lists tasks that "
             "must be done before this one can start; they must exist and must not form a cycle "
             "(ERR_NOT_FOUND, ERR_DEPENDENCY_CYCLE)." + _REFUSALS
         ),
@@ -26,8 +27,9 @@ TOOLS = [
         name="task_get",
         title="Get a task",
         description=(
-            "Get one task by id, with its full change history (oldest first) and `blocks`: the ids "
-            "of the tasks that depend on it. Unknown id: ERR_NOT_FOUND." + _REFUSALS
+            "Look up one task (ticket) on the board by id, e.g. T-7: its fields, its full change "
+            "history (oldest first) and `blocks`: the ids of the tasks waiting on it. Unknown id: "
+            "ERR_NOT_FOUND." + _REFUSALS
         ),
         input_model="colibri.domains.tasks.arguments:GetTaskArgs",
         output_model="colibri.domains.tasks.models:TaskDetail",
@@ -39,8 +41,10 @@ TOOLS = [
         name="task_update",
         title="Update a task",
         description=(
-            "Change a task's fields and get the updated task back (version +1; fields you omit keep "
-            "their value; an update that changes nothing returns the task as it is). "
+            "Change a task on the board - start it, send it to review, mark it done, block, cancel or "
+            "reopen it, or edit its title, priority, assignee, tags or dependencies - and get it back "
+            "(version +1; fields you omit keep their value; an update that changes nothing returns "
+            "the task as it is). "
             "Status moves follow the state machine: todo → in_progress|blocked|cancelled; "
             "in_progress → review|blocked|todo|cancelled; blocked → todo|in_progress|cancelled; "
             "review → done|in_progress; cancelled → todo; done is final (ERR_INVALID_TRANSITION "
@@ -69,8 +73,10 @@ TOOLS = [
         name="task_list",
         title="List tasks",
         description=(
-            "List tasks, oldest first, filtered by status (one or several), tag, assignee and/or text "
-            "in title or description (filters combine with AND). Returns {tasks, next_cursor}; pass "
+            "Show the tasks on the board (the backlog), oldest first, filtered by status (one or "
+            "several: todo and in_progress are what is still open), tag, assignee (who is on it) "
+            "and/or text in title or description (filters combine with AND). Returns {tasks, "
+            "next_cursor}; pass "
             "next_cursor back as cursor for the next page (null means this was the last page)."
         ),
         input_model="colibri.domains.tasks.arguments:ListTasksArgs",
@@ -83,7 +89,8 @@ TOOLS = [
         name="task_next_actions",
         title="Suggest what to do next",
         description=(
-            "What to do now: up to `limit` actions (default 5), each {task, action, reason, unblocks}: "
+            "What to work on next, picked from the board: up to `limit` actions (default 5), each "
+            "{task, action, reason, unblocks}: "
             "first continue (tasks in_progress that you hold, or nobody does), then review (tasks in "
             "review), then start (todo tasks whose dependencies are all done) and take_over "
             "(in_progress tasks whose holder's lease ended), ranked by priority, then by how many open "

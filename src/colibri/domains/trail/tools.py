@@ -8,8 +8,10 @@ TOOLS: list[Tool] = [
         name="thought_record",
         title="Record a thought",
         description=(
-            "Append a thought (plan, analysis, decision, observation, reflection or writeback) to an open "
-            "audit session; it joins the tamper-evident hash chain. Cite task_id to write back to a task. "
+            "Write down why, in the decision trail (the log of an agent's reasoning): a thought - plan, "
+            "analysis, decision, observation, reflection, or a writeback of what was done - appended to "
+            "an open audit session, where it joins the tamper-evident hash chain. Cite task_id to write "
+            "back to a task. "
             "Returns {record_id, seq, session_id, hash, prev_hash, created_at}. Errors (error.code): "
             "SESSION_NOT_FOUND (start one with audit_session_start), SESSION_FINALIZED (sealed; start a "
             "new session) or TASK_NOT_FOUND, the id in error.details."
@@ -24,7 +26,8 @@ TOOLS: list[Tool] = [
         name="thought_record_list",
         title="List thought records",
         description=(
-            "List thought records oldest first, filtered by session_id, task_id and/or kind; limit "
+            "Read back the decision trail: the thoughts recorded (plans, decisions, notes, writebacks), "
+            "oldest first, filtered by session_id, task_id and/or kind; limit "
             "(default 50, max 200) and cursor (next_cursor of the previous page) paginate. Returns "
             "{records, next_cursor}, next_cursor null on the last page; each record has every stored "
             "field including seq, prev_hash and hash."
@@ -38,7 +41,8 @@ TOOLS: list[Tool] = [
         name="audit_verify_chain",
         title="Verify the audit chain",
         description=(
-            "Recompute the hash chain and report the first break: {valid, checked, head_hash, "
+            "Check that the recorded history is intact - no entry altered, removed or reordered: "
+            "recomputes the hash chain and reports the first break: {valid, checked, head_hash, "
             "first_break: null | {seq, reason: hash_mismatch | prev_link_mismatch | seq_gap, expected, "
             "found}, seal}. Without arguments checks every record up to the chain's anchored end; "
             "from_seq/to_seq limit the range; session_id checks that session's records (each linked to "
