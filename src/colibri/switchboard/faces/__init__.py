@@ -11,6 +11,7 @@ held.py         one such held call, the `Caller` of its downstream call
 peers.py        the connected clients, as a downstream's news and requests reach them
 listening.py    `subscriptions/listen` for 2026-era clients, backed by downstream subscriptions
 http_face.py    what the HTTP face adds around /mcp: the bearer-token check and /status
+json_answers.py a POST's answer-only event stream sent as one JSON body (keeps connections open)
 tokens.py       the tokens file (`colibri token create --file`), the SDK's token verifier
 status_page.py  GET /status for people (templates/)
 metrics.py      /healthz, /readyz, /metrics, and `Metrics`, an observer of every routed call
@@ -18,6 +19,7 @@ serving.py      how the command line asked the switchboard to serve
 """
 
 from colibri.switchboard.faces.http_face import FaceAuth, status_page
+from colibri.switchboard.faces.json_answers import JsonAnswers
 from colibri.switchboard.faces.lean import ClientLane
 from colibri.switchboard.faces.mcp_server import SERVER_NAME, build_server
 from colibri.switchboard.faces.metrics import Metrics, probe_routes
@@ -29,6 +31,7 @@ __all__ = [
     "SERVER_NAME",
     "ClientLane",
     "FaceAuth",
+    "JsonAnswers",
     "Metrics",
     "Serving",
     "TokensFile",

@@ -30,6 +30,7 @@ from colibri.switchboard.faces import (
     SERVER_NAME,
     ClientLane,
     FaceAuth,
+    JsonAnswers,
     Metrics,
     Serving,
     build_server,
@@ -203,7 +204,8 @@ async def _serve_http(
         if options.config_path:
             tasks.start_soon(watch, board, options.config_path, options.watch)
         log.info("switchboard %s serving Streamable HTTP at http://%s:%d/mcp", __version__, host, port)
-        await run_http(guarded(app, hosts, limits), host, port, limits, listener=listener)
+        # An answer-only event stream goes as one JSON body: the client keeps its connection.
+        await run_http(guarded(JsonAnswers(app), hosts, limits), host, port, limits, listener=listener)
         log.info("HTTP server stopped; stopping the downstreams")
         server.rounds.close()
         tasks.cancel_scope.cancel()
