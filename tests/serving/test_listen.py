@@ -14,9 +14,16 @@ from colibri.serving.listen import listen
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # uvicorn's loop: the one whose transports set TCP_NODELAY
+# asyncio's own loop and uvloop, the loop `serve --http` runs on (serving/http.py's stack).
+@pytest.fixture(
+    params=[
+        pytest.param(("asyncio", {}), id="asyncio"),
+        pytest.param(("asyncio", {"use_uvloop": True}), id="uvloop"),
+    ]
+)
+def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, bool]]:
+    backend: tuple[str, dict[str, bool]] = request.param
+    return backend
 
 
 async def test_connections_accepted_on_a_listened_socket_do_not_wait_for_delayed_acks() -> None:

@@ -34,12 +34,11 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
-    import anyio
-
     from colibri.runtime.app import App
     from colibri.runtime.http import HttpOptions, serve_http
     from colibri.serving import logs
     from colibri.serving.errors import served
+    from colibri.serving.http import run_program
     from colibri.serving.tracing import traced
     from colibri.ui.checker import CHECKER
     from colibri.ui.pages import page_routes
@@ -75,7 +74,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
 
     def serve() -> None:
         with traced("colibri"):
-            anyio.run(serve_http, App(config), options)
+            run_program(serve_http, App(config), options)
 
     try:
         return served("serve", serve)

@@ -1,5 +1,10 @@
 """The HTTP runner: an ASGI app (the SDK's Streamable HTTP app) under uvicorn, on HOST:PORT.
 
+The HTTP stack is chosen here and nowhere else: uvicorn's httptools protocol on a uvloop event
+loop (`STACK`). A program that serves HTTP runs its main through `run_program`, which starts the
+loop the stack wants; `web_server` gives uvicorn the stack's protocol. bench_http.py measured it
+against uvicorn's h11 protocol on asyncio (before) and granian: the least server CPU per call.
+
 A stop signal ends the server loop (signals.py); `run_http` then returns and the program
 closes what it owns. The socket is bound first (listen.py), so a bad address is one line. The
 checks in front of every route are `guards.guarded`; DNS-rebinding protection follows the host
@@ -9,9 +14,9 @@ checks in front of every route are `guards.guarded`; DNS-rebinding protection fo
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal, TypeVar, TypeVarTuple, Unpack
 
 import anyio
 from mcp.server.transport_security import TransportSecuritySettings
@@ -22,7 +27,40 @@ from colibri.serving.http_limits import HttpLimits, timed_protocol
 from colibri.serving.listen import listen
 from colibri.serving.signals import DRAIN_GRACE_S, on_stop_signal
 
-__all__ = ["LOOPBACK", "WILDCARD", "base_url", "is_loopback", "run_http", "security_for", "web_server"]
+__all__ = [
+    "LOOPBACK",
+    "STACK",
+    "WILDCARD",
+    "base_url",
+    "is_loopback",
+    "run_http",
+    "run_program",
+    "security_for",
+    "web_server",
+]
+
+T = TypeVar("T")
+Args = TypeVarTuple("Args")
+
+# "h11" is uvicorn's pure-Python protocol on asyncio's loop, what served before SPEC §25; the bench
+# sets it in the server it measures to show what the switch saved.
+STACK: Literal["httptools", "h11"] = "httptools"
+
+
+def run_program(main: Callable[[Unpack[Args]], Awaitable[T]], *args: *Args) -> T:
+    """`anyio.run(main, *args)` on the event loop of the HTTP stack (uvloop for httptools)."""
+    return anyio.run(main, *args, backend_options={"use_uvloop": STACK == "httptools"})
+
+
+def _protocol() -> Any:
+    """uvicorn's HTTP/1.1 protocol class of the stack, imported only by a program that serves."""
+    if STACK == "h11":
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        return H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    return HttpToolsProtocol
 
 
 def base_url(host: str, port: int) -> str:
@@ -85,7 +123,7 @@ def web_server(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
         log_config=None,
         access_log=False,
         lifespan="on",
-        http=timed_protocol(limits.header_timeout_s),
+        http=timed_protocol(_protocol(), limits.header_timeout_s),
         limit_concurrency=limits.max_connections,
         # Requests in flight get this long to finish after a stop signal; open SSE streams
         # (a client's GET) would otherwise hold the shutdown forever.

@@ -20,9 +20,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
+if TYPE_CHECKING:  # the protocol classes load with the stack that serving/http.py chooses
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+P = TypeVar("P", "H11Protocol", "HttpToolsProtocol")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +76,11 @@ def _positive(env: Mapping[str, str], name: str, default: float, *, whole: bool 
     return value
 
 
-def timed_protocol(header_timeout_s: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol, closing connections whose request headers do not arrive in time."""
+def timed_protocol(base: type[P], header_timeout_s: float) -> type[P]:
+    """uvicorn's protocol `base` (h11 or httptools: both keep the request in flight as `cycle`),
+    closing connections whose request headers do not arrive in time."""
 
-    class HeaderTimedH11(H11Protocol):
+    class HeaderTimed(base):  # type: ignore[valid-type,misc]
         _deadline: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: Any) -> None:
@@ -109,4 +114,4 @@ def timed_protocol(header_timeout_s: float) -> type[H11Protocol]:
             if not self.transport.is_closing():
                 self.transport.close()
 
-    return HeaderTimedH11
+    return HeaderTimed

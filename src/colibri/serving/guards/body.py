@@ -49,7 +49,7 @@ class BodyLimit:
         limit, variable = self.limit_for(scope["path"])
         too_large = f"request body over {limit} bytes, the most {scope['path']} accepts (set by {variable})"
         headers = Headers(scope=scope)
-        declared = headers.get("content-length", "")  # h11 has checked it is a number
+        declared = headers.get("content-length", "")  # the HTTP parser has checked it is a number
         if declared.isdigit() and int(declared) > limit:
             await _refuse(413, too_large, scope, receive, send)
             return
