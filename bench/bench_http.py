@@ -1,6 +1,12 @@
 """`colibri serve --http` against the bare SDK Streamable HTTP echo server, in the same run.
 
-calls/s with 1 and 8 concurrent HTTP clients (each its own session, one call at a time), in
+First the server's CPU per call (SPEC §25: the budget), from /proc (server_cpu.py): server_ping
+and thought_record, 8 clients, each ÷ the bare echo server's on the same HTTP stack, the stacks
+measured side by side in alternating rounds: uvicorn's h11 on asyncio (what served before §25),
+uvicorn's httptools on uvloop (the stack chosen in serving/http.py) and granian (embedded, uvloop).
+Target on the chosen stack: ratio <= 1.5; printed too, what the switch from h11 saved.
+
+Then calls/s with 1 and 8 concurrent HTTP clients (each its own session, one call at a time), in
 alternating rounds with the baseline, for
 server_ping and thought_record (bearer token on, as a team would run it), against the echo tool
 of http_echo_server.py. The clients skip the SDK's output-schema check of each result (a
@@ -22,6 +28,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +39,19 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.helpers.static_issuer import StaticIssuer, static_issuer
 
 from bench.common import _no_validation, line, median
+from bench.server_cpu import cpu_per_call
+from colibri.serving.http import STACK
 
 SECONDS = float(os.environ.get("BENCH_HTTP_SECONDS", "3"))
 ROUNDS = int(os.environ.get("BENCH_HTTP_ROUNDS", "3"))
 CLIENT_COUNTS = (1, 8)
-# Which parts run: "echo" (against the bare SDK), "oauth" (a provider's JWT against Colibri's token).
-SECTIONS = os.environ.get("BENCH_HTTP_SECTIONS", "echo,oauth").split(",")
+# Which parts run: "cpu" (CPU per call, per stack), "echo" (calls/s against the bare SDK), "oauth"
+# (a provider's JWT against Colibri's token).
+SECTIONS = os.environ.get("BENCH_HTTP_SECTIONS", "cpu,echo,oauth").split(",")
+STACKS = os.environ.get("BENCH_HTTP_STACKS", "h11,httptools,granian").split(",")
+CPU_CALLS = int(os.environ.get("BENCH_HTTP_CPU_CALLS", "2000"))  # the window, per server and round
+CPU_CLIENTS = 8
+HERE = Path(__file__).parent
 
 
 def _free_port() -> int:
@@ -106,9 +120,13 @@ async def calls_per_second(urls: Sequence[str], token: str | None, tool: str, cl
     return sum(counts) / SECONDS
 
 
-def _start_colibri(folder: Path, port: int, issuer: str) -> tuple[subprocess.Popen[bytes], str]:
+def _colibri_env(folder: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLIBRI_")}
     env.update(COLIBRI_DB_PATH=str(folder / "bench.db"), COLIBRI_LOG_LEVEL="warn")
+    return env
+
+
+def _token(env: dict[str, str]) -> str:
     made = subprocess.run(
         [sys.executable, "-m", "colibri", "token", "create", "bench", "--scope", "write"],
         env=env,
@@ -116,11 +134,82 @@ def _start_colibri(folder: Path, port: int, issuer: str) -> tuple[subprocess.Pop
         text=True,
         check=True,
     )
+    return made.stdout.strip()
+
+
+def _start_colibri(folder: Path, port: int, issuer: str) -> tuple[subprocess.Popen[bytes], str]:
+    env = _colibri_env(folder)
+    token = _token(env)
     process = subprocess.Popen(
         [sys.executable, "-m", "colibri", "serve", "--http", f"127.0.0.1:{port}", "--oauth-issuer", issuer],
         env=env,
     )
-    return process, made.stdout.strip()
+    return process, token
+
+
+def cpu_section(folder: Path) -> None:
+    """CPU per call on each stack: echo, server_ping, thought_record, in alternating rounds."""
+    servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+    tokens: dict[str, str] = {}
+    try:
+        for stack in STACKS:
+            port = _free_port()
+            command = [sys.executable, str(HERE / "http_echo_server.py"), str(port), stack]
+            servers[f"echo {stack}"] = subprocess.Popen(command), f"http://127.0.0.1:{port}/mcp"
+            env = _colibri_env(folder / stack)
+            (folder / stack).mkdir()
+            tokens[stack], port = _token(env), _free_port()
+            command = [sys.executable, str(HERE / "colibri_on_stack.py"), stack, "serve", "--http"]
+            process = subprocess.Popen([*command, f"127.0.0.1:{port}"], env=env)
+            servers[f"colibri {stack}"] = process, f"http://127.0.0.1:{port}/mcp"
+        for process, url in servers.values():
+            _wait(int(url.split(":")[2].split("/")[0]), process)
+        figures: dict[tuple[str, str], list[float]] = {}
+        for number in range(ROUNDS):
+            # The stacks take turns, their order reversed every other round, so that a change in the
+            # machine's load falls on each alike; each stack's echo and Colibri follow each other.
+            for stack in STACKS if number % 2 == 0 else STACKS[::-1]:
+                for name, tool, token in (
+                    (f"echo {stack}", "echo", None),
+                    (f"colibri {stack}", "server_ping", tokens[stack]),
+                    (f"colibri {stack}", "thought_record", tokens[stack]),
+                ):
+                    process, url = servers[name]
+                    measure = partial(cpu_per_call, calls=CPU_CALLS, clients=CPU_CLIENTS)
+                    spent = anyio.run(measure, url, token, tool, process.pid)
+                    figures.setdefault((stack, tool), []).append(spent * 1000)
+        _report_cpu(figures)
+    finally:
+        for process, _ in servers.values():
+            process.terminate()
+            process.wait(20)
+
+
+def _report_cpu(figures: dict[tuple[str, str], list[float]]) -> None:
+    """Each stack's medians; the ratios to its echo (medians of the rounds' ratios); the saving."""
+    for stack in STACKS:
+        echo = figures[stack, "echo"]
+        line(f"CPU per call, bare echo, {stack} (median, {CPU_CLIENTS} clients)", median(echo), "ms")
+        for tool in ("server_ping", "thought_record"):
+            own = figures[stack, tool]
+            line(f"CPU per call, colibri {tool}, {stack} (median)", median(own), "ms")
+            ratio = median([mine / base for mine, base in zip(own, echo, strict=True)])
+            chosen = stack == STACK
+            label = f"  ratio to the echo on {stack} ({tool})" + (" [the chosen stack]" if chosen else "")
+            line(label, ratio, "x", "<= 1.5" if chosen else "")
+        print(
+            "  rounds (ms): "
+            + "; ".join(f"{t} {figures[stack, t]}" for t in ("echo", "server_ping", "thought_record"))
+        )
+    if "h11" in STACKS and STACK in STACKS:
+        for tool in ("server_ping", "thought_record"):
+            before, after = figures["h11", tool], figures[STACK, tool]
+            line(f"saved by the switch h11 -> {STACK}, {tool}", median(before) - median(after), "ms/call")
+            line(
+                f"  {STACK} / h11 ({tool}, median of the rounds)",
+                median([a / b for a, b in zip(after, before, strict=True)]),
+                "x",
+            )
 
 
 async def run(folder: Path, issuer: StaticIssuer) -> None:
@@ -172,5 +261,10 @@ async def run(folder: Path, issuer: StaticIssuer) -> None:
 
 
 def main() -> None:
+    if "cpu" in SECTIONS:
+        with tempfile.TemporaryDirectory(prefix="colibri-bench-http-cpu-") as folder:
+            cpu_section(Path(folder))
+    if "echo" not in SECTIONS and "oauth" not in SECTIONS:
+        return
     with tempfile.TemporaryDirectory(prefix="colibri-bench-http-") as folder, static_issuer() as issuer:
         anyio.run(run, Path(folder), issuer)

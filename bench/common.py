@@ -21,11 +21,13 @@ from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS
 
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
+# The same server on Colibri's stdio transport, a file of its own: echo_server.py imports nothing of Colibri.
+ECHO_SERVER_PIPES = Path(__file__).with_name("echo_server_pipes.py")
 
 
 def echo_params(*, pipes: bool = False) -> StdioServerParameters:
     """The bare SDK echo server; `pipes=True` serves it on Colibri's stdio transport."""
-    args = [str(ECHO_SERVER), "--pipes"] if pipes else [str(ECHO_SERVER)]
+    args = [str(ECHO_SERVER_PIPES if pipes else ECHO_SERVER)]
     return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
 
 

@@ -1,8 +1,11 @@
 """The baseline: a bare low-level SDK server with one `echo` tool; no chain, no database.
 
-`--pipes` serves it on Colibri's event-loop stdio transport instead of the SDK's, for a
-like-for-like comparison of what the chain and the database cost. `--http HOST:PORT` serves it
-over Streamable HTTP instead, the direct baseline of the switchboard's HTTP figures.
+It imports nothing of Colibri (a baseline that loaded Colibri's modules would pay part of what it is
+compared with): echo_server_pipes.py serves the same tool on Colibri's event-loop stdio transport
+instead of the SDK's, for a like-for-like comparison of what the chain and the database cost.
+`--http HOST:PORT` serves it over Streamable HTTP, the direct baseline of the switchboard's HTTP
+figures, on the stack `colibri serve --http` runs on (uvicorn's httptools protocol on uvloop, named,
+not left to what uvicorn finds installed).
 """
 
 from __future__ import annotations
@@ -15,8 +18,6 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-
-from colibri.pipes import stdio_streams
 
 ECHO = types.Tool(name="echo", description="Echo the arguments back.", input_schema={"type": "object"})
 
@@ -41,13 +42,13 @@ def serve_http(address: str) -> None:
     import uvicorn
 
     host, _, port = address.rpartition(":")
-    uvicorn.run(build().streamable_http_app(host=host), host=host, port=int(port), log_level="warning")
+    app = build().streamable_http_app(host=host)
+    uvicorn.run(app, host=host, port=int(port), log_level="warning", http="httptools", loop="uvloop")
 
 
-async def main(pipes: bool) -> None:
+async def main() -> None:
     server = build()
-    streams = stdio_streams() if pipes else stdio_server()
-    async with streams as (read, write):
+    async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
@@ -55,4 +56,4 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         serve_http(sys.argv[2])
     else:
-        anyio.run(main, "--pipes" in sys.argv)
+        anyio.run(main)
