@@ -98,3 +98,8 @@ def test_an_expansion_never_outranks_a_literal_match() -> None:
 def test_a_phrase_is_read_before_its_words() -> None:
     assert also_of("add up 3 and 4") == [(["add", "up"], ["sum", "numbers"])]
     assert [meant for _, meant in also_of("add a ticket")] == [["create"], ["task"]]
+
+
+def test_an_inflected_word_means_what_its_stem_does() -> None:
+    for said, stem in (("folders", "folder"), ("remembered", "remember"), ("removing", "remove")):
+        assert [meant for _, meant in also_of(said)] == [meant for _, meant in also_of(stem)] != []

@@ -66,7 +66,7 @@ def also_of(query: str) -> list[Expansion]:
     while at < len(words):
         for length in range(_LONGEST, 0, -1):
             said = words[at : at + length]
-            found = _LEXICON.get(tuple(_base(word) for word in said))
+            found = _LEXICON.get(tuple(_inflected(word) for word in said))
             if found is not None and len(said) == length:
                 meant = [word for word in found if word not in own]
                 if meant:  # what counts as said: the phrase's own words, not its filler ("make a")
@@ -91,6 +91,19 @@ def _base(word: str) -> str:
     return word
 
 
+def _inflected(word: str) -> str:
+    """The lexicon's word a query's inflected one is ("stored" → store, "deleting" → delete), else
+    the word without its plural."""
+    stems = [word]
+    if word.endswith("ied"):
+        stems.append(word[:-3] + "y")
+    elif word.endswith("ed"):
+        stems += [word[:-1], word[:-2], word[:-3]]  # stored, remembered, stopped
+    elif word.endswith("ing"):
+        stems += [word[:-3], word[:-3] + "e", word[:-4]]  # remembering, storing, setting
+    return next((stem for stem in stems if stem in _KEY_WORDS and len(stem) > 2), _base(word))
+
+
 def _lexicon() -> dict[tuple[str, ...], tuple[str, ...]]:
     table: dict[tuple[str, ...], tuple[str, ...]] = {}
     for category in CATEGORIES:
@@ -103,6 +116,7 @@ def _lexicon() -> dict[tuple[str, ...], tuple[str, ...]]:
 
 _LEXICON = _lexicon()
 _LONGEST = max(len(key) for key in _LEXICON)
+_KEY_WORDS = frozenset(word for key in _LEXICON for word in key)
 
 
 def document(key: str, tool: types.Tool, server: str = "") -> Document:

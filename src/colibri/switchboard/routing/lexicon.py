@@ -15,9 +15,22 @@ Data only: each category is a tuple of (everyday words, comma-separated; definit
 
 from __future__ import annotations
 
+# The verbs any kind of tool is asked with, before the kinds' own words.
+VERBS = (
+    ("show, display, see, view, look at, bring up, inspect, peek at, check out", "read get list"),
+    ("remove, get rid of, discard, purge, clear out, throw away, delete", "delete"),
+    ("change, modify, alter, adjust, amend, switch, set", "update edit"),
+    ("put, insert, register, jot, write down, note down", "add create"),
+    ("find, look for, look up, hunt for, dig up, query, where", "search find"),
+    ("transfer, relocate, carry over, drag", "move"),
+    ("every, all of, each, everything, whole", "all list"),
+)
+
 FILES = (
     ("folder, folders, subfolder, subfolders, dir, dirs, subdirectory", "directory"),
     ("document, doc, docs, attachment", "file"),
+    ("txt, plain text, text file, log file, config file", "text file"),
+    ("disk, drive, storage, on disk", "file directory"),
     ("contents, content, open, view, cat, print out, what's in, whats in", "read"),
     ("save, overwrite, store on disk, put into, dump", "write file"),
     ("rename, relocate, mv", "move"),
@@ -38,6 +51,8 @@ FILES = (
 
 TASKS = (
     ("ticket, tickets, todo, todos, to-do, to do, card, story, chore, work item, errand", "task"),
+    ("bug, bugs, feature request, epic, milestone, action item", "task"),
+    ("delegate, hand off, reassign, give to, hand to", "assignee update"),
     ("board, backlog, kanban, sprint, tracker, jira, queue", "task list"),
     ("remind me, reminder, note down, jot down, put on", "create task"),
     ("raise, open up, add, new, make, put in", "create"),
@@ -70,6 +85,7 @@ TIME = (
 MEMORY = (
     ("remember, memorize, memorise, keep in mind, don't forget, dont forget, recall", "memory"),
     ("stored, saved, what you know, what do you know, knowledge, known", "memory knowledge graph"),
+    ("memories, memory bank, knowledge base, kb", "memory knowledge graph"),
     ("fact, facts, detail, details about, attribute, note, notes", "observation"),
     ("person, people, contact, colleague, friend, company, organization, project, thing", "entity"),
     ("relationship, relationships, related, link, linked, connect, connected, knows, works at", "relation"),
@@ -151,6 +167,7 @@ MESSAGES = (
 )
 
 CATEGORIES = (
+    VERBS,
     FILES,
     TASKS,
     TIME,
