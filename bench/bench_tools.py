@@ -6,9 +6,11 @@ and mcp-server-time (PyPI, the dev extra). Reported:
 - the tokens of the tools/list result a client receives (its JSON, in the cl100k_base encoding:
   js-tiktoken, whose ranks ship in the npm package, so nothing is fetched), with tool search off and
   on, per server and in all (target: >= 90% fewer with search on);
-- top-5 recall of find_tools over the task phrasings of tools_phrasings.json, each naming the tool it
-  should find, written as a user asks, not in the descriptions' words (target >= 0.9), and over
-  the held-out phrasings of tools_phrasings_heldout.json (no target: a check on the first figure);
+- top-5 recall of find_tools over each set of task phrasings, bench/tools_phrasings*.json (or the
+  files BENCH_TOOLS_SETS names, comma-separated), each phrasing naming the tool it should find,
+  written as a user asks, not in the descriptions' words: per set and over all (target >= 0.9),
+  per server, and, in process over the same index, without the lexicon's expansions (lexicon.py)
+  to show what they add;
 - find_tools p50 over an index of 1,000 tools (a generated server behind the same switchboard) beside
   a direct tools/list of those tools in the same run, both over the wire; and the search alone,
   in process (target <= 2 ms).
@@ -25,11 +27,12 @@ import sys
 import tempfile
 import time
 import warnings
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning
 
@@ -37,7 +40,7 @@ from bench.common import line, percentile
 from bench.many_tools_server import AREAS, OBJECTS, VERBS
 from bench.many_tools_server import tools as many_tools
 from colibri.storage.sqlite.fts import TextIndex
-from colibri.switchboard.routing.catalog import document, words_of
+from colibri.switchboard.routing.catalog import also_of, document, words_of
 
 HERE = Path(__file__).parent
 NPM = HERE / "npm"
@@ -46,8 +49,7 @@ EVERYTHING = (
     HERE.parent / "tests/switchboard/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 )
 PHRASINGS = HERE / "tools_phrasings.json"
-# Written apart from the search code and its synonyms, by someone who saw neither: a check on the above.
-HELDOUT = HERE / "tools_phrasings_heldout.json"
+SETS = "BENCH_TOOLS_SETS"
 MANY_TOOLS = HERE / "many_tools_server.py"
 SEARCH_CALLS = 300
 
@@ -136,19 +138,89 @@ def list_tokens(tools: list[dict[str, Any]]) -> int:
     return tokens([json.dumps({"tools": tools}, separators=(",", ":"))])[0]
 
 
-async def recall(
-    params: StdioServerParameters, servers: int, source: Path = PHRASINGS
-) -> tuple[int, list[tuple[str, str, list[str]]]]:
-    phrasings = json.loads(source.read_text())
-    misses = []
+def phrasing_sets() -> list[Path]:
+    """The sets of phrasings to measure: those BENCH_TOOLS_SETS names, else every one in bench/."""
+    named = [name.strip() for name in os.environ.get(SETS, "").split(",") if name.strip()]
+    if not named:
+        return sorted(HERE.glob("tools_phrasings*.json"))
+    missing = [name for name in named if "/" in name or not (HERE / name).is_file()]
+    if missing:
+        raise SystemExit(
+            f"{SETS} names {missing[0][:80]!r}, not a file in bench/: give file names such as "
+            "tools_phrasings.json, comma-separated"
+        )
+    return [HERE / name for name in named]
+
+
+# What one phrasing asked for and found: (phrase, the tool it should find, the tools found).
+Found = tuple[str, str, list[str]]
+
+
+async def searched(params: StdioServerParameters, servers: int, sets: list[Path]) -> dict[Path, list[Found]]:
+    """Each set's phrasings asked of find_tools (limit 5) through one switchboard session."""
+    results: dict[Path, list[Found]] = {}
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
         await all_healthy(client, servers)
-        for phrase, wanted in phrasings:
-            answer = await client.call_tool("find_tools", {"query": phrase, "limit": 5})
-            found = [tool["name"] for tool in (answer.structured_content or {})["data"]["tools"]]
-            if wanted not in found:
-                misses.append((phrase, wanted, found))
-    return len(phrasings), misses
+        for source in sets:
+            results[source] = []
+            for phrase, wanted in json.loads(source.read_text()):
+                answer = await client.call_tool("find_tools", {"query": phrase, "limit": 5})
+                found = [tool["name"] for tool in (answer.structured_content or {})["data"]["tools"]]
+                results[source].append((phrase, wanted, found))
+    return results
+
+
+def searched_without_lexicon(tools: list[dict[str, Any]], sets: list[Path]) -> dict[Path, list[Found]]:
+    """The same, in process over the index the switchboard builds of the same tools, with the
+    query's own words only: what the lexicon adds is the difference."""
+    groups: dict[str, list[Any]] = defaultdict(list)
+    for tool in tools:
+        server, dot, _ = tool["name"].partition(".")
+        spec = types.Tool.model_validate(tool)
+        groups[server if dot else ""].append(document(tool["name"], spec, server if dot else ""))
+    index = TextIndex()
+    for group, documents in groups.items():
+        index.replace(group, documents)
+    return {
+        source: [
+            (phrase, wanted, list(itertools.islice(index.search(words_of(phrase)), 5)))
+            for phrase, wanted in json.loads(source.read_text())
+        ]
+        for source in sets
+    }
+
+
+def recall(results: list[Found]) -> float:
+    return sum(wanted in found for _, wanted, found in results) / len(results)
+
+
+def per_server(results: list[Found], without: list[Found]) -> str:
+    asked: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for (_, wanted, found), (_, _, plain) in zip(results, without, strict=True):
+        counts = asked[wanted.partition(".")[0]]
+        counts[0] += wanted in found
+        counts[1] += wanted in plain
+        counts[2] += 1
+    return ", ".join(
+        f"{server} {hit}/{of} ({plain}/{of} without)" for server, (hit, plain, of) in sorted(asked.items())
+    )
+
+
+def report_recall(results: dict[Path, list[Found]], without: dict[Path, list[Found]]) -> None:
+    for source, found in results.items():
+        label = f"find_tools recall@5, {source.name} ({len(found)} phrasings)"
+        line(label, recall(found), "", ">= 0.9")
+        line("  the same without the lexicon (in process)", recall(without[source]), "")
+        print(f"  per server: {per_server(found, without[source])}", flush=True)
+        for phrase, wanted, tools in found:
+            if wanted not in tools:
+                print(f"  missed: {phrase!r} -> wanted {wanted}, found {tools}", flush=True)
+    every = [one for found in results.values() for one in found]
+    line(
+        f"find_tools recall@5, all {len(every)} phrasings of {len(results)} sets", recall(every), "", ">= 0.9"
+    )
+    plain = [one for found in without.values() for one in found]
+    line("  the same without the lexicon (in process)", recall(plain), "")
 
 
 async def search_latency(folder: Path) -> tuple[list[float], list[float], list[float]]:
@@ -190,12 +262,13 @@ def in_process_search() -> list[float]:
     phrasings = [phrase for phrase, _ in json.loads(PHRASINGS.read_text())]
     generated = itertools.product(AREAS, VERBS, OBJECTS)
     asked = [f"{verb} the {thing} of {area}" for area, verb, thing in itertools.islice(generated, 0, None, 7)]
-    queries = [words_of(phrase) for phrase in phrasings + asked]
+    queries = [(words_of(phrase), also_of(phrase)) for phrase in phrasings + asked]
     samples = []
     for i in range(SEARCH_CALLS * 3):
         started = time.perf_counter()
         found = []
-        for key in index.search(queries[i % len(queries)]):
+        words, also = queries[i % len(queries)]
+        for key in index.search(words, also):
             found.append(key)
             if len(found) == 5:
                 break
@@ -221,13 +294,9 @@ async def run() -> None:
         line(f"tokens of tools/list, five servers ({len(off)} tools), search off", total_off, "tokens")
         line(f"tokens of tools/list, five servers ({len(on)} tools), search on", total_on, "tokens")
         line("fewer tokens with search on", 100 * (1 - total_on / total_off), "%", ">= 90")
+        sets = phrasing_sets()
         recalling = switchboard_params(folder, servers, "search", "recall")
-        for source, label, target in ((PHRASINGS, "", ">= 0.9"), (HELDOUT, " held-out", "")):
-            asked, misses = await recall(recalling, len(servers), source)
-            share = (asked - len(misses)) / asked
-            line(f"find_tools recall@5 over {asked}{label} phrasings", share, "", target)
-            for phrase, wanted, found in misses:
-                print(f"  missed: {phrase!r} -> wanted {wanted}, found {found}", flush=True)
+        report_recall(await searched(recalling, len(servers), sets), searched_without_lexicon(off, sets))
         finds, pings, lists = await search_latency(folder)
         line(
             "find_tools over 1,000 tools, p50 (stdio, through the switchboard)",
