@@ -63,17 +63,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     verify = commands.add_parser(
         "verify",
-        help="check a database's hash chain and Merkle seals offline",
-        description="Open a Colibri database read-only, check the whole hash chain and every sealed "
-        "Merkle root, print a summary. Exit 1 on any break.",
+        help="check a store offline: its chain, seals and rows (--db), its log against a checkpoint",
+        description="Open a Colibri store read-only and check it. Plain (or with --db PATH / --db-url "
+        "URL): the whole hash chain, every sealed Merkle root, and every log entry re-derived from the "
+        "record or call row it logs. With --checkpoint FILE --key VERIFIER_KEY: the log alone against a "
+        "signed checkpoint kept elsewhere (its signature, the root of the log's entries at its size, the "
+        "log consistent with it since, the stored tree the entries' own); no row is read, and the store "
+        "is the one COLIBRI_DB_PATH or COLIBRI_DB_URL names. Given --checkpoint and --db or --db-url, "
+        "both checks run, each reported with its own lines, count and rate. Exit 0 when everything "
+        "checked verifies, 1 on any break, 2 on unusable input.",
     )
     verify.add_argument(
-        "--db", metavar="PATH", help="database file (default: COLIBRI_DB_PATH or data/colibri.db)"
+        "--db",
+        metavar="PATH",
+        help="database file (default: COLIBRI_DB_PATH or data/colibri.db); with --checkpoint, also "
+        "check its chain, seals and rows",
     )
     verify.add_argument(
         "--db-url",
         metavar="URL",
-        help="a PostgreSQL store, postgresql://... (default: COLIBRI_DB_URL when --db is not given)",
+        help="a PostgreSQL store, postgresql://... (default: COLIBRI_DB_URL when --db is not given); "
+        "with --checkpoint, also check its chain, seals and rows",
     )
     verify.add_argument("--session", metavar="ID", help="check only this session's records and seal")
     log_cli.add_commands(commands, verify)
@@ -119,8 +129,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_copy(args.source, args.destination)
     log_exit = log_cli.run(args, config)
-    if log_exit is not None:
+    if log_exit is None:
+        return _verify_store(args, config)
+    # SPEC §25: --checkpoint checks the log alone; naming the store with --db or --db-url as well
+    # asks for the store's own check too (every entry re-derived from its row), reported after it.
+    if args.command != "verify" or log_exit == EXIT_USAGE or not (args.db or args.db_url):
         return log_exit
+    print()
+    store_exit = _verify_store(args, config)
+    return EXIT_USAGE if store_exit == EXIT_USAGE else max(log_exit, store_exit)
+
+
+def _verify_store(args: argparse.Namespace, config: Config) -> int:
+    """`colibri verify [--db PATH | --db-url URL]`: the chain, every seal, each entry from its row."""
     url = args.db_url or (None if args.db else config.db_url)
     if url is not None:
         from colibri.verifier.online import run_verify_url

@@ -153,7 +153,8 @@ def add_commands(commands: Any, verify: argparse.ArgumentParser) -> None:
     verify.add_argument(
         "--checkpoint",
         metavar="FILE",
-        help="a signed checkpoint kept elsewhere: check the log against it instead (needs --key)",
+        help="a signed checkpoint kept elsewhere: check the log alone against it (needs --key; with "
+        "--db or --db-url, the store's own check runs too)",
     )
     verify.add_argument(
         "--key", metavar="VERIFIER_KEY", help="the verifier key (NAME+HASH+KEY) or a file holding it"

@@ -1,5 +1,9 @@
 """`colibri verify --checkpoint FILE --key VERIFIER_KEY`: the log against a checkpoint kept elsewhere.
 
+The log alone (SPEC §25): the signature, the root of the entries at the checkpoint's size,
+consistency since, the stored tree against the entries; re-deriving entries from their rows is
+`verify --db` (offline.py), run after this when the store is named with --db or --db-url.
+
 The file is read only up to MAX_CHECKPOINT_BYTES (a checkpoint is a few hundred bytes; a file
 over 1 MiB is refused unread beyond that), and no message echoes more than 200 characters of a
 bad line (note.shown), so `--checkpoint /dev/zero` ends at once with a short message.
@@ -114,7 +118,8 @@ def print_report(
     lines = [
         f"database:         {shown_store(db_path)} (opened read-only)",
         f"checkpoint:       {checkpoint_file}: {cp.origin}, size {cp.size}, root {cp.root.hex()} ({signed})",
-        f"log entries:      {report.log_size:,} checked in {seconds:.2f} s{per_second}",
+        f"log entries:      {report.log_size:,} checked in {seconds:.2f} s{per_second} (their hashes and"
+        " tree; no row is read: --db re-derives them)",
     ]
     if quorum is not None:
         names = ", ".join(quorum.cosigned) or "none"

@@ -4,7 +4,9 @@ naming the first entry index that differs. Likewise for the `actions` rows.
 
 The plain `colibri verify --db` checks the log against its records and calls too (SPEC §15: a raw
 edit of one row is named by its index), so a rewrite that leaves the log alone fails it already;
-only a full forgery, the log rehashed as well, passes it, and the checkpoint still catches that."""
+only a full forgery, the log rehashed as well, passes it, and the checkpoint still catches that.
+`--checkpoint` alone reads the log alone (SPEC §25): a row edit that leaves the log whole passes
+it, and `--db` names it; given both, both run (_verify)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from tests.helpers import call, clean_env, colibri, connect, ok_data
 
 _FIRST = re.compile(r"^first difference: entry index (\d+)$", re.MULTILINE)
 _RANGE = re.compile(r"^first difference: an entry index from (\d+) to (\d+)$", re.MULTILINE)
+_ROW = re.compile(r"^log difference:   entry index (\d+): ", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +88,21 @@ def _verify(db: Path, template: tuple[Path, Path, str]) -> tuple[int, str]:
         env=clean_env(db.parent),
     )
     return done.returncode, done.stdout + done.stderr
+
+
+def _checkpoint_only(db: Path, template: tuple[Path, Path, str]) -> tuple[int, str]:
+    """`verify --checkpoint` with the store named by the environment: the log alone."""
+    _, checkpoint, verifier_key = template
+    env = {**clean_env(db.parent), "COLIBRI_DB_PATH": str(db)}
+    done = colibri("verify", "--checkpoint", str(checkpoint), "--key", verifier_key, env=env)
+    return done.returncode, done.stdout + done.stderr
+
+
+def _row_difference(output: str) -> int:
+    """The entry index `--db`'s part of the report names, once."""
+    found = _ROW.findall(output)
+    assert len(found) == 1, output
+    return int(found[0])
 
 
 def _plain_verify(db: Path) -> int:
@@ -178,8 +196,10 @@ def test_a_rewritten_record_passes_the_chain_check_but_not_the_log_nor_the_check
     assert _plain_verify(victim) == 1, "the chain is whole again, but the log no longer matches the record"
     code, output = _verify(victim, template)
     assert code == 1, output
-    assert _first_difference(output) == _entry_index(victim, "record", 3)
+    assert _row_difference(output) == _entry_index(victim, "record", 3)
     assert "record seq 3" in output and "BROKEN" in output
+    code, output = _checkpoint_only(victim, template)
+    assert code == 0 and "VALID" in output, output  # the log itself is whole: no row is read
 
 
 def _rebuild_log(path: Path) -> None:
@@ -238,7 +258,8 @@ def test_a_forgery_with_a_stale_tree_names_its_first_difference_once(
     conn.close()
     code, output = _verify(victim, template)
     assert code == 1, output
-    assert _first_difference_range(output) == (_first_checkpoint_size(victim), 24), output
+    # The stale node covers entries 24..31: some difference lies there, so the first is at most 31.
+    assert _first_difference_range(output) == (_first_checkpoint_size(victim), 31), output
     assert "the stored tree no longer matches the entries from entry 24 on" in output
 
 
@@ -263,8 +284,9 @@ def test_an_edited_or_deleted_action_is_named(
     assert _plain_verify(victim) == 1, "the chain does not cover the audit rows; the log does"
     code, output = _verify(victim, template)
     assert code == 1, (change, output)
-    assert _first_difference(output) == _entry_index(victim, "action", target)
+    assert _row_difference(output) == _entry_index(victim, "action", target)
     assert f"action sequence_no {target}" in output
+    assert _checkpoint_only(victim, template)[0] == 0, "the log is whole; --db reads the rows"
 
 
 def test_an_inserted_action_is_named(victim: Path, template: tuple[Path, Path, str]) -> None:
@@ -281,7 +303,7 @@ def test_an_inserted_action_is_named(victim: Path, template: tuple[Path, Path, s
     code, output = _verify(victim, template)
     assert code == 1, output
     assert f"action sequence_no {forged} is in no log entry" in output
-    assert _first_difference(output) == size  # where the log would have had to hold it
+    assert _row_difference(output) == size  # where the log would have had to hold it
 
 
 def test_an_action_inserted_between_logged_ones_is_placed_where_the_log_passed_it(
@@ -302,7 +324,7 @@ def test_an_action_inserted_between_logged_ones_is_placed_where_the_log_passed_i
     conn.close()
     code, output = _verify(victim, template)
     assert code == 1, output
-    assert _first_difference(output) == _entry_index(victim, "action", target)
+    assert _row_difference(output) == _entry_index(victim, "action", target)
 
 
 def test_a_deleted_log_entry_at_the_end_is_named(victim: Path, template: tuple[Path, Path, str]) -> None:
@@ -312,7 +334,7 @@ def test_a_deleted_log_entry_at_the_end_is_named(victim: Path, template: tuple[P
     conn.close()
     code, output = _verify(victim, template)
     assert code == 1, output
-    assert _first_difference(output) == last
+    assert _row_difference(output) == last
 
 
 def test_the_parallel_fast_path_agrees_with_the_exact_pass(
@@ -339,15 +361,19 @@ def _parallel_agrees(victim: Path, pool: Executor | None) -> None:
             sizes = frozenset({1, 5, 8, 13, 16, size - 1})
             fast = fastcheck.check(victim, db, size, sizes)
             pooled = fastcheck.check(victim, db, size, sizes, pool=pool)
+            log_only = fastcheck.check(victim, db, size, sizes, pool=pool, rows=False)
             exact = scan.scan(db, sizes)
-        assert fast.ok and pooled.ok and exact.first_difference is None
-        assert fast.roots == pooled.roots == {**exact.roots, size: exact.root}
+        assert fast.ok and pooled.ok and log_only.ok and exact.first_difference is None
+        assert fast.roots == pooled.roots == log_only.roots == {**exact.roots, size: exact.root}
     finally:
         db.close()
     for sql in (
         "UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT min(id) FROM log_nodes)",  # in a chunk
         "UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT max(id) FROM log_nodes)",  # above
         "INSERT INTO log_nodes (id, hash) VALUES (0, zeroblob(32))",  # a leaf's key: never stored
+        "UPDATE log_entries SET entry_hash = zeroblob(32) WHERE idx = 3",  # an entry hash changed
+        "UPDATE log_entries SET entry_hash = hex(zeroblob(16)) WHERE idx = 9",  # 32 characters of text: other bytes
+        "DELETE FROM log_entries WHERE idx = 10",  # a hole in the log
         "UPDATE actions SET outcome = 'error' WHERE sequence_no = 5",
     ):
         tampered = victim.with_name("tampered.db")
@@ -361,6 +387,9 @@ def _parallel_agrees(victim: Path, pool: Executor | None) -> None:
                 assert not fastcheck.check(tampered, db, size, frozenset()).ok, sql
                 assert not fastcheck.check(tampered, db, size, frozenset(), pool=pool).ok, sql
                 assert not fastcheck.check(tampered, db, size, frozenset(), parallel=False).ok, sql
+                # Without rows only the log is read: the tree's damage is found, a row's edit is not.
+                log_only = fastcheck.check(tampered, db, size, frozenset(), pool=pool, rows=False)
+                assert log_only.ok == sql.startswith("UPDATE actions"), sql
         finally:
             db.close()
 
@@ -370,7 +399,8 @@ def test_a_damaged_stored_tree_fails_the_checkpoint(victim: Path, template: tupl
     conn.execute("UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT min(id) FROM log_nodes)")
     conn.close()
     assert _plain_verify(victim) == 1
-    code, output = _verify(victim, template)
+    code, output = _checkpoint_only(victim, template)
     assert code == 1, output
     assert "the stored tree no longer matches the entries from entry 0 on" in output
-    assert _first_difference(output) == 0
+    # The node over entries 0 and 1: the log alone cannot tell which of them (or the node) changed.
+    assert _first_difference_range(output) == (0, 1)

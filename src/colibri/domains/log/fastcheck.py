@@ -1,6 +1,7 @@
-"""The fast path of `colibri verify --checkpoint`: does every entry still match its row and
-the stored tree the entries, and what are the roots at the sizes asked for — on every core,
-in aligned ranges.
+"""The fast pass over the log: does the stored tree match the entries (and, with `rows`, every
+entry its row), and what are the roots at the sizes asked for — on every core, in aligned ranges.
+`colibri verify --checkpoint` asks without rows (SPEC §25: it checks the log); `colibri verify
+--db` and audit_verify_chain ask with them.
 
 It only answers yes or no (and the roots). When anything is off, the caller runs the exact
 one-pass scan (scan.py), which names the first entry that differs; a tampered file is rare
@@ -31,6 +32,7 @@ from colibri.core.merkle import EMPTY_ROOT, build_levels, node_hash
 from colibri.domains.log import rfc9162
 from colibri.domains.log.batch import action_entries, record_entries
 from colibri.domains.log.entries import LOCAL_PRINCIPAL
+from colibri.domains.log.leaves import entry_leaves
 from colibri.domains.log.nodecheck import chunk_nodes_match, upper_nodes_match
 from colibri.domains.log.ranges import RangeCheck, all_logged, row_counts
 from colibri.storage import open_database
@@ -79,27 +81,31 @@ def check(
     *,
     parallel: bool = True,
     pool: Executor | None = None,
+    rows: bool = True,
 ) -> FastResult:
     """Check entries 0..size-1 (the caller holds a snapshot on `conn` and knows `size`);
     `parallel=False` keeps to this process (a server answering a tool call); `pool` is one
-    from `worker_pool` (None: spawn workers here when the log is large enough)."""
+    from `worker_pool` (None: spawn workers here when the log is large enough); `rows=False`
+    checks the entries and the tree alone, reading no record or call row."""
     sizes = frozenset({*sizes, size})
     bounds = [(lo, min(lo + step, size)) for step in [_step(size)] for lo in range(0, size, step)]
     workers = _workers(size) if parallel else 1
     if workers > 1 and pool is not None:
-        futures = [pool.submit(check_file_range, db_path, lo, hi, sizes, CHUNK) for lo, hi in bounds]
-        rows = row_counts(conn)  # while the workers work: this process would only wait
+        futures = [pool.submit(check_file_range, db_path, lo, hi, sizes, CHUNK, rows) for lo, hi in bounds]
+        counts = row_counts(conn) if rows else None  # while the workers work: this process would wait
         parts = [future.result() for future in futures]
     elif workers > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as spawned:
-            futures = [spawned.submit(check_file_range, db_path, lo, hi, sizes, CHUNK) for lo, hi in bounds]
-            rows = row_counts(conn)
+            futures = [
+                spawned.submit(check_file_range, db_path, lo, hi, sizes, CHUNK, rows) for lo, hi in bounds
+            ]
+            counts = row_counts(conn) if rows else None
             parts = [future.result() for future in futures]
     else:
-        parts = [check_range(conn, lo, hi, sizes, CHUNK) for lo, hi in bounds]
-        rows = row_counts(conn)
-    if not (all(part.ok for part in parts) and all_logged(rows, parts)):
+        parts = [check_range(conn, lo, hi, sizes, CHUNK, rows) for lo, hi in bounds]
+        counts = row_counts(conn) if rows else None
+    if not (all(part.ok for part in parts) and (counts is None or all_logged(counts, parts))):
         return FastResult(False, size, {})
     chunk_roots = [root for part in parts for root in part.chunk_roots]
     upper = {key: digest for part in parts for key, digest in part.upper_nodes.items()}
@@ -148,42 +154,27 @@ def _root(chunk_roots: list[bytes], partials: dict[int, bytes], size: int) -> by
     return digest
 
 
-def check_file_range(db_path: Path, lo: int, hi: int, sizes: frozenset[int], chunk: int) -> RangeCheck:
+def check_file_range(  # noqa: PLR0917 - a worker's arguments, pickled positionally
+    db_path: Path, lo: int, hi: int, sizes: frozenset[int], chunk: int, rows: bool = True
+) -> RangeCheck:
     """Worker entry point: its own read-only connection, one range."""
     db = open_database(Path(db_path), readonly=True)
     try:
         with db.snapshot() as conn:
-            return check_range(conn, lo, hi, sizes, chunk)
+            return check_range(conn, lo, hi, sizes, chunk, rows)
     finally:
         db.close()
 
 
-def check_range(conn: Connection, lo: int, hi: int, sizes: frozenset[int], chunk: int) -> RangeCheck:
-    """Entries lo..hi-1 against their rows, and their chunk roots."""
+def check_range(  # noqa: PLR0917 - a worker's arguments, positional as check_file_range's
+    conn: Connection, lo: int, hi: int, sizes: frozenset[int], chunk: int, rows: bool = True
+) -> RangeCheck:
+    """Entries lo..hi-1 (against their rows when `rows`), and their chunk roots."""
     result = RangeCheck(lo, hi)
-    # idx is the INTEGER PRIMARY KEY: hi - lo distinct rows in [lo, hi) are all of them.
-    rows = conn.tuples(
-        "SELECT CASE kind WHEN 'record' THEN 0 WHEN 'action' THEN 1 END, ref, entry_hash FROM log_entries"
-        " WHERE idx >= ? AND idx < ? ORDER BY idx",
-        (lo, hi),
-    ).fetchall()
-    if len(rows) != hi - lo:
+    leaves = _row_checked_leaves(conn, result) if rows else entry_leaves(conn, lo, hi)
+    if leaves is None:
         result.ok = False
         return result
-    kinds = list(map(_first, rows))
-    if None in kinds:
-        result.ok = False
-        return result
-    entries = list(map(_third, rows))
-    if set(map(type, entries)) != {bytes}:  # a hash stored as something else
-        result.ok = False
-        return result
-    if not (
-        _records_ok(conn, result, rows, kinds, entries) and _actions_ok(conn, result, rows, kinds, entries)
-    ):
-        result.ok = False
-        return result
-    leaves = leaf_hashes(entries)
     for start in range(0, len(leaves), chunk):
         part = leaves[start : start + chunk]
         levels = build_levels(part)
@@ -197,6 +188,29 @@ def check_range(conn: Connection, lo: int, hi: int, sizes: frozenset[int], chunk
             if chunk_lo < size <= chunk_lo + len(part) and size % chunk:
                 result.partial_roots[size] = _prefix_root(levels, size - chunk_lo)
     return result
+
+
+def _row_checked_leaves(conn: Connection, result: RangeCheck) -> list[bytes] | None:
+    """The leaves of entries result.lo..hi-1 when each still matches its row; None otherwise."""
+    # idx is the INTEGER PRIMARY KEY: hi - lo distinct rows in [lo, hi) are all of them.
+    rows = conn.tuples(
+        "SELECT CASE kind WHEN 'record' THEN 0 WHEN 'action' THEN 1 END, ref, entry_hash FROM log_entries"
+        " WHERE idx >= ? AND idx < ? ORDER BY idx",
+        (result.lo, result.hi),
+    ).fetchall()
+    if len(rows) != result.hi - result.lo:
+        return None
+    kinds = list(map(_first, rows))
+    if None in kinds:
+        return None
+    entries = list(map(_third, rows))
+    if set(map(type, entries)) != {bytes}:  # a hash stored as something else
+        return None
+    if not (
+        _records_ok(conn, result, rows, kinds, entries) and _actions_ok(conn, result, rows, kinds, entries)
+    ):
+        return None
+    return leaf_hashes(entries)
 
 
 def _prefix_root(levels: list[list[bytes]], count: int) -> bytes:

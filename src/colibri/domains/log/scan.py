@@ -37,7 +37,8 @@ class ScanResult:
     root: bytes = EMPTY_ROOT
     roots: dict[int, bytes] = field(default_factory=dict)
     tree_matches_entries: bool = True
-    first_tree_mismatch: int | None = None
+    first_tree_mismatch: int | None = None  # the first leaf under the first stored node that differs
+    tree_mismatch_leaves: int = 0  # how many leaves that node covers
     first_difference: Difference | None = None
 
     def differ(self, index: int, reason: str) -> None:
@@ -46,12 +47,17 @@ class ScanResult:
 
 
 def scan(
-    conn: Connection, sizes: frozenset[int] = frozenset(), progress: Progress | None = None
+    conn: Connection,
+    sizes: frozenset[int] = frozenset(),
+    progress: Progress | None = None,
+    *,
+    rows: bool = True,
 ) -> ScanResult:
-    """Check the log against its sources and its stored tree (call inside one snapshot)."""
-    scanner = _Scanner(conn, sizes)
-    rows = _rows(conn, "SELECT idx, kind, ref, entry_hash FROM log_entries ORDER BY idx")
-    for stored_index, kind, ref, raw in rows:
+    """Check the log against its sources and its stored tree (call inside one snapshot);
+    `rows=False` checks the entries and the tree alone, reading no record or call row."""
+    scanner = _Scanner(conn, sizes, rows=rows)
+    entries = _rows(conn, "SELECT idx, kind, ref, entry_hash FROM log_entries ORDER BY idx")
+    for stored_index, kind, ref, raw in entries:
         scanner.entry(stored_index, kind, ref, bytes(raw))  # type: ignore[call-overload]
         if progress is not None and scanner.index % _BATCH == 0:
             progress(_BATCH)
@@ -63,12 +69,13 @@ def scan(
 class _Scanner:
     """The state of one pass: three source cursors, the stored nodes, the tree's frontier."""
 
-    def __init__(self, conn: Connection, sizes: frozenset[int]) -> None:
+    def __init__(self, conn: Connection, sizes: frozenset[int], *, rows: bool) -> None:
         self.result = ScanResult()
         self.sizes = sizes
         self.index = 0
-        self.records = _records(conn)
-        self.actions = _actions(conn)
+        self.rows = rows
+        self.records = _records(conn) if rows else iter(())
+        self.actions = _actions(conn) if rows else iter(())
         self.nodes = _rows(conn, "SELECT id, hash FROM log_nodes ORDER BY id")
         self.next_record = next(self.records, None)
         self.next_action = next(self.actions, None)
@@ -81,16 +88,20 @@ class _Scanner:
         index, result = self.index, self.result
         if stored_index != index:
             result.differ(index, f"entry {index} is missing from the log (the next stored is {stored_index})")
+        if self.rows:  # without them, the log alone: what each entry logs is not asked
+            self._logged(index, kind, ref, entry)
+        self._leaf(index, entry)
+        self.index = index + 1
+        if self.index in self.sizes:
+            result.roots[self.index] = _fold(self.frontier)
+
+    def _logged(self, index: int, kind: object, ref: object, entry: bytes) -> None:
         if kind == RECORD and type(ref) is int:
             self._record(index, ref, entry)
         elif kind == ACTION and type(ref) is int:
             self._action(index, ref, entry)
         else:
-            result.differ(index, f"entry {index} has an unknown kind {kind!r} or reference {ref!r}")
-        self._leaf(index, entry)
-        self.index = index + 1
-        if self.index in self.sizes:
-            result.roots[self.index] = _fold(self.frontier)
+            self.result.differ(index, f"entry {index} has an unknown kind {kind!r} or reference {ref!r}")
 
     def _record(self, index: int, seq: int, entry: bytes) -> None:
         while self.next_record is not None and self.next_record[0] < seq:
@@ -136,7 +147,7 @@ class _Scanner:
                 self.result.tree_matches_entries = False  # a stored node the entries do not make
                 self.next_node = next(self.nodes, None)
             if self.next_node is None or self.next_node[0] != expected or self.next_node[1] != digest:
-                _tree_mismatch(self.result, position << level)
+                _tree_mismatch(self.result, position << level, 1 << level)
             else:
                 self.next_node = next(self.nodes, None)
         self.frontier.append((level, digest))
@@ -156,10 +167,10 @@ class _Scanner:
         return result
 
 
-def _tree_mismatch(result: ScanResult, first_leaf: int) -> None:
+def _tree_mismatch(result: ScanResult, first_leaf: int, leaves: int) -> None:
     result.tree_matches_entries = False
     if result.first_tree_mismatch is None:
-        result.first_tree_mismatch = first_leaf
+        result.first_tree_mismatch, result.tree_mismatch_leaves = first_leaf, leaves
 
 
 def _fold(frontier: list[tuple[int, bytes]]) -> bytes:

@@ -4,11 +4,12 @@ Checked, in this order: the note's signature by the verifier key (or by a key th
 handovers lead to from it, continuity.py); its origin is this log's; the log has at least the
 checkpoint's size; the root of the first `size` entries is the signed root (and so is the root at
 each handover used); the stored tree proves the current log consistent with the checkpoint (RFC
-9162 §2.1.4); every entry still matches the record or action row it logs, and every record and
-finished action is logged. The first entry index that differs is named.
+9162 §2.1.4); the stored tree is the one the entries make. The first entry index that differs is
+named. The log alone is read (SPEC §25): whether each entry still matches the record or call row
+it logs is `colibri verify --db`'s question (status.py), not this one's.
 
-When the entries were rewritten together with their rows, nothing inside the file can say
-which entry changed; the checkpoints stored in the database that still verify under the
+When the entries were rewritten and the stored tree rebuilt over them, nothing in the log can
+say which entry changed; the checkpoints stored in the database that still verify under the
 keys narrow it down to a range: entries below the largest such checkpoint whose root still
 matches are unchanged, and the first difference is below the checkpoint's size.
 """
@@ -39,6 +40,9 @@ class CheckpointReport:
     problems: list[str] = field(default_factory=list)
     known: int | None = None  # the first entry known to differ
     bounds: tuple[int, int] | None = None  # a range the first difference lies in, when not known
+    # A range some difference lies in: the leaves under the first stored node that no longer
+    # matches the entries (the log alone cannot tell which of them changed, or whether the node did).
+    within: tuple[int, int] | None = None
 
     @property
     def valid(self) -> bool:
@@ -46,12 +50,29 @@ class CheckpointReport:
 
     @property
     def first_difference(self) -> tuple[int, int] | None:
-        if self.bounds is None:
-            return None if self.known is None else (self.known, self.known)
-        lo, hi = self.bounds
-        if self.known is not None and self.known < lo:
-            return self.known, self.known
-        return lo, hi if self.known is None else min(hi, self.known)
+        """The first difference is at most the smallest index that some finding ends at, and at
+        least what a still-matching signed checkpoint proves unchanged (else the tree's range)."""
+        ends = [
+            end
+            for end in (
+                self.known,
+                None if self.bounds is None else self.bounds[1],
+                self.within and self.within[1],
+            )
+            if end is not None
+        ]
+        if not ends:
+            return None
+        hi = min(ends)
+        lo = self.bounds[0] if self.bounds else self.within[0] if self.within else self.known
+        assert lo is not None
+        return min(lo, hi), hi
+
+    def differs_within(self, problem: str, lo: int, hi: int) -> None:
+        """Some entry from lo to hi differs (not necessarily the first)."""
+        self.problems.append(problem)
+        if self.within is None:
+            self.within = (lo, hi)
 
     def fail(self, problem: str, index: int | None = None) -> None:
         self.problems.append(problem)
@@ -94,25 +115,28 @@ def verify_against(
         size = tree.size(conn)
         # The parallel pass reads SQLite files by path; another store is checked over its connection.
         on_file = db.dialect.name == "sqlite"
-        fast = fastcheck.check(db.path, conn, size, sizes, parallel=on_file, pool=pool if on_file else None)
+        fast = fastcheck.check(
+            db.path, conn, size, sizes, parallel=on_file, pool=pool if on_file else None, rows=False
+        )
         report.log_size = size
         if fast.ok:
             _check_prefix(conn, report, size, fast.roots, None, stored)
             _check_stored_root(conn, report, size, fast.roots[size])
             return report
         # Something differs: the exact pass names the first entry that does.
-        result = scan(conn, sizes)
+        result = scan(conn, sizes, rows=False)
         report.log_size = result.size
         _check_prefix(conn, report, result.size, {**result.roots, result.size: result.root}, result, stored)
         if result.first_difference is not None:
             report.fail(result.first_difference.reason, result.first_difference.index)
         if not result.tree_matches_entries:
             where = result.first_tree_mismatch
-            report.fail(
-                "the stored tree no longer matches the entries"
-                + ("" if where is None else f" from entry {where} on"),
-                where,
-            )
+            if where is None:
+                report.fail("the stored tree no longer matches the entries")
+            else:
+                last = where + result.tree_mismatch_leaves - 1
+                problem = f"the stored tree no longer matches the entries from entry {where} on"
+                report.differs_within(f"{problem} (its node over entries {where} to {last})", where, last)
     return report
 
 
