@@ -17,8 +17,9 @@ live in the database.
     cosigned.py    cosignatures stored with checkpoints; each witness's last submission
     store.py       the database id and stored checkpoints
     scan.py        the exact pass: entries, rows and stored tree, naming the first difference
-    fastcheck.py   the fast, parallel pass over aligned ranges (nodecheck.py: its tree part)
-    verify.py      verifying a database against a checkpoint kept elsewhere
+    fastcheck.py   the fast, parallel pass over aligned ranges (nodecheck.py: its tree part;
+                   leaves.py: the entries alone, read in bulk, for the log-only check)
+    verify.py      verifying a database's log alone against a checkpoint kept elsewhere
     models.py      the log's part of audit_verify_chain's answer
     status.py      rechecking the log for audit_verify_chain
     api.py         what the trail, the proof store and the audit writer (through the chain) call
