@@ -9,6 +9,7 @@ from typing import Any
 
 import mcp_types as types
 
+from colibri.storage.sqlite.fts import BLENDED, Document, TextIndex
 from colibri.switchboard.routing.catalog import MAX_QUERY_WORDS, Catalog, also_of, name_words, words_of
 
 
@@ -103,3 +104,16 @@ def test_a_phrase_is_read_before_its_words() -> None:
 def test_an_inflected_word_means_what_its_stem_does() -> None:
     for said, stem in (("folders", "folder"), ("remembered", "remember"), ("removing", "remove")):
         assert [meant for _, meant in also_of(said)] == [meant for _, meant in also_of(stem)] != []
+    # A word the lexicon has is itself, not another's plural: "times" is multiply, "time" is not.
+    assert [meant for _, meant in also_of("times")] == [["multiply", "numbers"]]
+    assert all("multiply" not in meant for _, meant in also_of("time"))
+
+
+def test_a_blended_search_still_reaches_every_match() -> None:
+    # Past the best few hundred it ranks blended, the rest follow: a caller whose policies hide
+    # the best still finds what it may call.
+    index = TextIndex()
+    count = BLENDED + 50
+    index.replace("many", [Document(f"many.t{n}", f"t{n}", "", "Open a folder.", "") for n in range(count)])
+    found = list(index.search(["folder"], [(["folder"], ["directory"])]))
+    assert sorted(found) == sorted(f"many.t{n}" for n in range(count))

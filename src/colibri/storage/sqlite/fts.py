@@ -29,6 +29,7 @@ ALSO_WEIGHT = 0.6
 # Below the best literal match, however strong the expansions: a margin, so never level with it.
 _BELOW = 0.95
 MAX_EXPANSIONS = 16  # each costs two lookups; a query's first ones say enough
+BLENDED = 256  # the documents each lookup of a blended search ranks; the rest follow unblended
 # Another way to say some words: (the words said, the words meant).
 Expansion = tuple[Sequence[str], Sequence[str]]
 
@@ -75,17 +76,22 @@ class TextIndex:
         self, words: Sequence[str], also: Sequence[Expansion] = (), *, batch: int = 64
     ) -> Iterator[str]:
         """The keys of the documents matching any of `words` (or of `also`, counting less), best
-        first (BM25). Without `also`, fetched in batches so a caller that stops early reads few rows."""
+        first (BM25), fetched in batches so a caller that stops early reads few rows."""
+        seen: set[str] = set()
         if also:
-            yield from self._blended(words, also)
-            return
+            # The best few hundred blended; past them (a caller that may see none of those),
+            # the rest of what anything matched, as if all were the caller's words.
+            for key in self._blended(words, also):
+                seen.add(key)
+                yield key
+            words = [*words, *(word for _, meant in also[:MAX_EXPANSIONS] for word in meant)]
         if not words:
             return
         query = f"SELECT key FROM docs WHERE docs MATCH ? ORDER BY {_RANK} LIMIT ? OFFSET ?"
         offset = 0
         while True:
             keys = [row[0] for row in self._db.execute(query, (_match(words), batch, offset))]
-            yield from keys
+            yield from (key for key in keys if key not in seen)
             if len(keys) < batch:
                 return
             offset += batch
@@ -104,11 +110,12 @@ class TextIndex:
         return sorted(scores, key=lambda key: -scores[key])
 
     def _scores(self, words: Sequence[str]) -> dict[str, float]:
-        """Each matching document's BM25 score, higher is better (FTS5's is negative)."""
+        """The BM25 scores of the best `BLENDED` documents matching any of `words`, higher is
+        better (FTS5's is negative). Ordered and cut in SQLite: scoring every row out is slower."""
         if not words:
             return {}
-        query = f"SELECT key, -{_RANK} FROM docs WHERE docs MATCH ?"
-        return dict(self._db.execute(query, (_match(words),)))
+        query = f"SELECT key, -{_RANK} FROM docs WHERE docs MATCH ? ORDER BY {_RANK} LIMIT ?"
+        return dict(self._db.execute(query, (_match(words), BLENDED)))
 
     def close(self) -> None:
         self._db.close()

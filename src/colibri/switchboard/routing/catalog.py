@@ -82,26 +82,21 @@ def _split(query: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(_DIGITS.sub(r" \1 ", name_words(query)))]
 
 
-def _base(word: str) -> str:
-    """A word without its plural `s`, so "folders" finds what "folder" does (both sides alike)."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
 def _inflected(word: str) -> str:
-    """The lexicon's word a query's inflected one is ("stored" → store, "deleting" → delete), else
-    the word without its plural."""
+    """The lexicon's word a query's word is: itself if the lexicon has it ("times" is multiply,
+    "time" is not), else its stem ("folders" → folder, "stored" → store, "deleting" → delete)."""
     stems = [word]
-    if word.endswith("ied"):
+    if word.endswith("ies"):
+        stems.append(word[:-3] + "y")
+    elif word.endswith("s") and not word.endswith("ss"):
+        stems.append(word[:-1])
+    elif word.endswith("ied"):
         stems.append(word[:-3] + "y")
     elif word.endswith("ed"):
         stems += [word[:-1], word[:-2], word[:-3]]  # stored, remembered, stopped
     elif word.endswith("ing"):
         stems += [word[:-3], word[:-3] + "e", word[:-4]]  # remembering, storing, setting
-    return next((stem for stem in stems if stem in _KEY_WORDS and len(stem) > 2), _base(word))
+    return next((stem for stem in stems if stem in _KEY_WORDS and len(stem) > 2), word)
 
 
 def _lexicon() -> dict[tuple[str, ...], tuple[str, ...]]:
@@ -109,7 +104,7 @@ def _lexicon() -> dict[tuple[str, ...], tuple[str, ...]]:
     for category in CATEGORIES:
         for said, meant in category:
             for phrase in said.split(","):
-                key = tuple(_base(word.lower()) for word in _WORD.findall(_DIGITS.sub(r" \1 ", phrase)))
+                key = tuple(word.lower() for word in _WORD.findall(_DIGITS.sub(r" \1 ", phrase)))
                 table[key] = tuple(dict.fromkeys(table.get(key, ()) + tuple(meant.split())))
     return table
 
