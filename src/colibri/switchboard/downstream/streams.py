@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from colibri.pipes import ProcessTransport
 from colibri.switchboard.config import ServerSpec
+from colibri.switchboard.downstream.coalesced import coalesced_transport
 from colibri.switchboard.downstream.exchange import bearer_auth
 from colibri.switchboard.downstream.lanes import DownstreamLane
 from colibri.switchboard.downstream.owners import WireOwners
@@ -118,7 +119,7 @@ async def _http_streams(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's Streamable HTTP transport over a client that notices requests that never left (and,
     for an exchange server, sends each request's token: exchange.py)."""
-    transport = _UnsentWatch(httpx2.AsyncHTTPTransport())
+    transport = _UnsentWatch(coalesced_transport())  # each request sent in one write (coalesced.py)
     async with (
         httpx2.AsyncClient(timeout=HTTP_TIMEOUT, transport=transport, headers=headers, auth=auth) as client,
         streamable_http_client(url, http_client=client) as streams,
