@@ -75,7 +75,10 @@ def test_entries_and_proofs_check_against_the_checkpoint_alone(logged: tuple[dic
     proofs = [json.loads(line) for line in done.stdout.splitlines()]
     assert proofs[1] == json.loads(single.stdout)
     # Each proof's own time, in the order given (SPEC §25: a proof's p99 through `colibri prove`).
-    timed = [re.fullmatch(r"inclusion (\d+): (\d+\.\d{3}) ms", line) for line in done.stderr.splitlines()]
+    timed = [
+        re.fullmatch(r"inclusion (\d+): (\d+\.\d{3}) ms \((\d+\.\d{3}) ms CPU\)", line)
+        for line in done.stderr.splitlines()
+    ]
     assert [int(match[1]) for match in timed if match] == list(indexes), done.stderr
     for index, proof in zip(indexes, proofs, strict=True):
         assert set(proof) == {"index", "size", "entry_hash", "audit_path"} and proof["index"] == index
