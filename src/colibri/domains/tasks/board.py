@@ -5,10 +5,13 @@ Reading a 10,000-task board costs tens of milliseconds (most of it turning rows 
 values, and on PostgreSQL bringing them over), and agents ask far more often than the board
 changes. So a reading is kept (in the store's hints, storage/memo.py) with the
 `task_board.version` it was read at; triggers move that version on any change to a task or a
-dependency, so a call that finds it unchanged answers from what it kept, after one read.
+dependency, so a call that finds it unchanged answers from what it kept, after one read. A call
+that finds it moved reads only the tasks stamped since (changes.py), not the whole board.
 
 "Open" means neither done nor cancelled. The unblocks count follows depends_on edges between
 open tasks only: a closed task is not waiting on anything, and it does not pass waiting on.
+A task closed after the whole read keeps its place in the lists (closed: none of the answers
+looks at it, and the indices of the others hold) until the next whole read.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import bisect
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from colibri.domains.tasks import graph
@@ -30,6 +33,7 @@ RANK = {priority: rank for rank, priority in enumerate(PRIORITIES)}
 _GROUP = {"in_progress": 0, "review": 1, "todo": 2}
 CLAIMABLE = 2  # the group of start and take_over: ranked together
 _SEPARATOR = ","  # task ids are T-<number>: never a comma
+CLOSED = frozenset({"done", "cancelled"})
 
 
 @dataclass(slots=True)
@@ -46,6 +50,9 @@ class Backlog:
     cancelled_deps: dict[int, list[str]] = field(default_factory=dict)  # rare: kept apart
     # Worked out once and read by both lists: some dependency is not done (open or cancelled).
     waiting: list[bool] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)  # each task's number (its creation order)
+    index: dict[str, int] = field(default_factory=dict)  # a task's position, by id
+    closed: int = 0  # tasks closed since the whole read, still in the lists
 
 
 Stuck = tuple[list[BlockedTask], int]  # the blocked tasks shown, and how many there are in all
@@ -101,16 +108,7 @@ class Board:
         old = self.backlog
         statuses, holders, expiries = list(old.statuses), list(old.holders), list(old.expiries)
         statuses[i], holders[i], expiries[i] = "in_progress", principal, expires
-        backlog = Backlog(
-            old.ids,
-            statuses,
-            old.priorities,
-            holders,
-            expiries,
-            old.depends_on,
-            old.cancelled_deps,
-            old.waiting,
-        )
+        backlog = replace(old, statuses=statuses, holders=holders, expiries=expiries)
         return Board(version, backlog, self.unblocks, self.blocked, self.ranked())
 
 
@@ -182,15 +180,18 @@ def _load(conn: Connection) -> Backlog:
     """
     # A lease counts only while its task is in_progress (Colibri ends it when the task leaves).
     rows = conn.tuples(
-        "SELECT id, status, priority,"
+        "SELECT number, id, status, priority,"
         " CASE WHEN status = 'in_progress' THEN lease_holder END,"
         " CASE WHEN status = 'in_progress' THEN lease_expires_at END"
         " FROM tasks WHERE status NOT IN ('done', 'cancelled') ORDER BY number"
     ).fetchall()
     if not rows:
         return Backlog()
-    ids, statuses, priorities, holders, expiries = (list(column) for column in zip(*rows, strict=True))
-    index = dict(zip(ids, range(len(ids)), strict=True)).get
+    numbers, ids, statuses, priorities, holders, expiries = (
+        list(column) for column in zip(*rows, strict=True)
+    )
+    positions = dict(zip(ids, range(len(ids)), strict=True))
+    index = positions.get
     depends_on: list[list[int]] = [[] for _ in ids]
     closed: list[tuple[int, str]] = []  # edges from an open task to a done or cancelled one
     ends = iter(_edge_ends(conn))
@@ -212,7 +213,9 @@ def _load(conn: Connection) -> Backlog:
     waiting = [bool(deps) for deps in depends_on]
     for i in cancelled_deps:
         waiting[i] = True
-    return Backlog(ids, statuses, priorities, holders, expiries, depends_on, cancelled_deps, waiting)
+    return Backlog(
+        ids, statuses, priorities, holders, expiries, depends_on, cancelled_deps, waiting, numbers, positions
+    )
 
 
 def _edge_ends(conn: Connection) -> list[str]:

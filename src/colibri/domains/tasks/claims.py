@@ -9,7 +9,8 @@ in_progress, or take_over), with every rule of the state machine and of leases.
 Claims come one after another, each changing one task; reading a 10,000-task board again for each
 would cost tens of milliseconds under that lock. So the reading is kept with the version the claim
 left (Board.claimed): the next claim, from this replica, finds it current after one read. A claim
-from another replica moves the version past it, and the board is read again.
+from another replica moves the version past it, and the next claim here reads only the tasks
+changed since (changes.py).
 """
 
 from __future__ import annotations
@@ -40,9 +41,17 @@ def claim(db: Database, principal: str, lease_s: int | None) -> NextActions:
         args = UpdateTaskArgs.model_validate({"task_id": task_id, **move, **length})
         task = service.update_task(db, args, principal=principal)
         assert task.lease is not None
-        next_actions.keep_board(
-            conn, board.claimed(i, principal, task.lease.expires_at, boards.version_of(conn))
-        )
+        # The claim's update moved the version once. If it moved once in all, that move was the
+        # claim's: every Colibri writer waits for the write lock held here. Two or more means a
+        # hand edit (which takes no lock) came between the reading and the update: the reading
+        # keeps its own version then, and the next call catches up on both changes.
+        after = boards.version_of(conn)
+        version = after if after == board.version + 1 else board.version
+        claimed = board.claimed(i, principal, task.lease.expires_at, version)
+        if any(task_id in stuck.waiting_on for stuck in blocked):
+            # A stuck task shown says what it waits on and in which status: this one's moved.
+            claimed.blocked = next_actions.stuck(conn, claimed.backlog)
+        next_actions.keep_board(conn, claimed)
         taken = next_actions.action(task, kind, board.unblocks[i], now)
         return NextActions(actions=[taken], blocked=blocked, blocked_total=blocked_total)
 

@@ -18,7 +18,7 @@ import heapq
 from colibri.core.callers import LOCAL_PRINCIPAL
 from colibri.core.clock import utc_now
 from colibri.domains.tasks import board as boards
-from colibri.domains.tasks import leases, repository
+from colibri.domains.tasks import changes, leases, repository
 from colibri.domains.tasks.board import ActionKind, Backlog, Board, Stuck
 from colibri.domains.tasks.models import PRIORITIES, Action, BlockedTask, NextActions, Task
 from colibri.domains.tasks.states import Status
@@ -34,16 +34,14 @@ def next_actions(db: Database, limit: int, principal: str = LOCAL_PRINCIPAL) -> 
     # then given to another change: such a reading is never kept.
     keep = not db.in_transaction
     with db.snapshot() as conn:
-        version = boards.version_of(conn)
-        board = conn.hints.get(_BOARD) if keep else None
-        if not isinstance(board, Board) or board.version != version:
-            board = boards.read(conn, version, _blocked)
-            if keep:
-                conn.hints[_BOARD] = board
+        kept = conn.hints.get(_BOARD)
+        board = _current(conn, kept if isinstance(kept, Board) else None, boards.version_of(conn))
+        if keep and board is not kept:
+            conn.hints[_BOARD] = board
         now = utc_now()
-        kept = board.answers.get((limit, principal))
-        if kept is not None and (kept[1] is None or now < kept[1]):
-            return kept[0]
+        answered = board.answers.get((limit, principal))
+        if answered is not None and (answered[1] is None or now < answered[1]):
+            return answered[0]
         blocked, blocked_total = board.blocked
         actions = _actions(conn, board, principal, now, limit)
         answer = NextActions(actions=actions, blocked=blocked, blocked_total=blocked_total)
@@ -59,9 +57,22 @@ def current_board(conn: Connection) -> Board:
     holds), else read now. The caller keeps what it makes of it in `conn.memo`."""
     version = boards.version_of(conn)
     for kept in (conn.memo.get(_BOARD), conn.hints.get(_BOARD)):
-        if isinstance(kept, Board) and kept.version == version:
+        if isinstance(kept, Board):
+            return _current(conn, kept, version)
+    return boards.read(conn, version, stuck)
+
+
+def _current(conn: Connection, kept: Board | None, version: int) -> Board:
+    """The board at `version`: the kept reading if it is that one, else the kept reading caught up
+    with the tasks changed since (changes.py), else a whole read."""
+    if kept is not None:
+        if kept.version == version:
             return kept
-    return boards.read(conn, version, _blocked)
+        if kept.version < version:
+            board = changes.caught_up(conn, kept, version, stuck)
+            if board is not None:
+                return board
+    return boards.read(conn, version, stuck)
 
 
 def keep_board(conn: Connection, board: Board) -> None:
@@ -85,7 +96,7 @@ def action(task: Task, kind: ActionKind, unblocks: int, now: str) -> Action:
     return Action(task=task, action=kind, reason=_reason(task, kind, unblocks, now), unblocks=unblocks)
 
 
-def _blocked(conn: Connection, backlog: Backlog) -> Stuck:
+def stuck(conn: Connection, backlog: Backlog) -> Stuck:
     """The most urgent stuck tasks (at most BLOCKED_SHOWN) and how many are stuck in all."""
     # One list per priority, each in index order: their concatenation is the (priority, age)
     # order, without sorting thousands of stuck tasks to show fifty.
@@ -94,7 +105,7 @@ def _blocked(conn: Connection, backlog: Backlog) -> Stuck:
     for i, status in enumerate(backlog.statuses):
         if status == "blocked" or (status == "todo" and waiting[i]):
             by_rank[boards.RANK[priorities[i]]].append(i)
-    shown = [i for stuck in by_rank for i in stuck][:BLOCKED_SHOWN]
+    shown = [i for rank in by_rank for i in rank][:BLOCKED_SHOWN]
     titles = repository.titles_of(conn, [backlog.ids[i] for i in shown])
     blocked = []
     for i in shown:
