@@ -45,8 +45,15 @@ async def call_once(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         server = ProcessTransport(server_parameters(), stderr=errlog)
         try:
             async with Client(server) as client:
-                # Returns once the server's phase 2 is over, so the call sees it booted.
                 await client.list_tools()
+                # resources/list is answered once the server's phase 2 is over (tools/list at once,
+                # from the kept declarations), so the call sees it booted; a server that serves no
+                # skills (MINIMAL, a failed boot) refuses it after the same wait, which is all we want.
+                try:
+                    await client.list_resources()
+                except MCPError as exc:
+                    if _connection_closed(exc):
+                        raise
                 result = await client.call_tool(tool, arguments)
         except (MCPError, BaseExceptionGroup) as exc:
             if not _connection_closed(exc):

@@ -8,12 +8,13 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, closing
+from contextlib import asynccontextmanager, closing, suppress
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 # An initialize request and the headers of a Streamable HTTP POST, for tests that post by hand
@@ -90,10 +91,20 @@ def serve_params(env: dict[str, str], cwd: Path | None = None) -> StdioServerPar
 async def connect(
     env: dict[str, str], *, mode: str = "legacy", cwd: Path | None = None
 ) -> AsyncIterator[Client]:
-    """A connected SDK client to a fresh `colibri serve` subprocess (phase 2 awaited via tools/list)."""
+    """A connected SDK client to a fresh `colibri serve` subprocess, its phase 2 over (`booted`)."""
     async with Client(serve_params(env, cwd), mode=mode, read_timeout_seconds=30) as client:
         await client.list_tools()
+        await booted(client)
         yield client
+
+
+async def booted(client: Client) -> None:
+    """Returns once the server's phase 2 is over (bounded, as its wait is). tools/list answers at
+    once from the kept declarations (SPEC §25); resources/list is answered only after phase 2
+    (SPEC §1.3), and refused after the same wait by a server that serves no skills (MINIMAL, a
+    failed boot): either answer says phase 2 is over."""
+    with suppress(MCPError):
+        await client.list_resources()
 
 
 def envelope(result: CallToolResult) -> dict[str, Any]:

@@ -32,7 +32,8 @@ class RawSession:
         self._buffer = b""
 
     def initialize(self) -> dict[str, Any]:
-        """Handshake, then tools/list, which returns only once phase 2 is over."""
+        """Handshake, tools/list, then resources/list, answered (or refused, by a server serving no
+        skills) only once phase 2 is over: tools/list answers at once (SPEC §25)."""
         reply = self.request(
             "initialize",
             {
@@ -43,6 +44,7 @@ class RawSession:
         )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         self.request("tools/list")
+        self.request("resources/list")
         return reply
 
     def send(self, message: dict[str, Any] | str) -> None:

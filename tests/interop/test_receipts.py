@@ -159,7 +159,7 @@ def test_serve_stdio_answers_carry_receipts_under_the_default_origin(tmp_path: P
     answers = []
     with Wire(serve_argv(), env, tmp_path / "stderr.log") as wire:
         wire.initialize()
-        wire.request("tools/list")  # phase 2 done
+        wire.request("resources/list")  # answered once phase 2 is done (tools/list at once, SPEC §25)
         for tool, arguments in (("task_create", {"title": "on stdio"}), ("server_health", {})):
             result = wire.request("tools/call", {"name": tool, "arguments": arguments})["result"]
             answers.append((tool, "ok", result["_meta"][RECEIPT], result["content"][0]["text"]))
@@ -183,7 +183,7 @@ def test_on_either_backend_receipts_name_the_entries_the_log_holds(
     env = {**backend_env, "COLIBRI_SIGNING_KEY": str(key), "COLIBRI_LOG_ORIGIN": ORIGIN}
     with Wire(serve_argv(), env, tmp_path / "stderr.log") as wire:
         wire.initialize()
-        wire.request("tools/list")  # phase 2 done
+        wire.request("resources/list")  # answered once phase 2 is done (tools/list at once, SPEC §25)
         results = [
             wire.request("tools/call", {"name": tool, "arguments": arguments})["result"]
             for tool, arguments in (

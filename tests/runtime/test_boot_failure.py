@@ -56,7 +56,7 @@ def test_boot_failure_falls_back_to_minimal_phase1(tmp_path: Path, case: str) ->
     make_env, reason = CASES[case]
     session = RawSession(make_env(tmp_path))
     try:
-        session.initialize()
+        session.initialize()  # returns once phase 2 is over, here failed
         listed = session.request("tools/list")["result"]["tools"]
         health = [session.call_tool("server_health", {})["result"]["structuredContent"] for _ in range(3)]
         refused = session.call_tool("task_list", {})["result"]

@@ -89,52 +89,61 @@ async def test_a_stdio_session_on_sqlite_loads_nothing_beyond_what_the_sdk_bring
     assert "cryptography.hazmat.primitives.serialization.ssh" not in served
 
 
-# Boot, answer tools/list as the server does, then call one tool: which domain modules are loaded
-# at each point. In a fresh interpreter, so that no other test has imported them already.
-_LIST_THEN_CALL = """
+# What `colibri serve` imports before its first answers: the CLI, the server, its App with the kept
+# declarations, and tools/list described from them; then phase 2 (`App.boot`). In a fresh
+# interpreter, so that no other test has imported anything already.
+_LIST_THEN_BOOT = """
 import json, sys
 import anyio
-import colibri.cli, colibri.runtime.server
+from colibri.cli import main
 from colibri.runtime.app import App
 from colibri.runtime.config import Config
-from colibri.runtime.server import describe
+from colibri.runtime.server import build_server, describe
 
-def domain_modules():
-    return sorted(name for name in sys.modules if name.startswith("colibri.domains."))
+def colibri_modules():
+    return sorted(name for name in sys.modules if name.startswith("colibri."))
 
-async def main():
-    app = App(Config.from_env({"COLIBRI_DB_PATH": sys.argv[1]}))
+async def boot(app):
     await app.boot()
-    listed = [describe(tool) for tool in app.admitted()]
-    assert len(listed) == 14, listed
-    at_list = domain_modules()
     reply = await app.call("audit_session_start", {})
     assert not reply.is_error, reply.text
-    at_call = domain_modules()
-    app.close()
-    print(json.dumps({"list": at_list, "call": at_call}))
 
-anyio.run(main)
+app = App(Config.from_env({"COLIBRI_DB_PATH": sys.argv[1]}))
+build_server(app)
+listed = [describe(tool) for tool in app.admitted()]
+assert len(listed) == 14, listed
+at_list = colibri_modules()
+anyio.run(boot, app)
+after_boot = colibri_modules()
+app.close()
+print(json.dumps({"list": at_list, "boot": after_boot}))
 """
 
+# Phase 2's thread loads these; none of them may be needed to answer initialize or tools/list. (The
+# access domain is the token store that reading a request's caller imports, and serves no tool.)
+PHASE_2_ONLY = (
+    "colibri.chain.",
+    *(f"colibri.domains.{domain}" for domain in ("system", "tasks", "trail", "proofs", "skills", "log")),
+    "colibri.domains.approvals",
+    "colibri.domains.pins",
+    "colibri.checkpointing",
+    "colibri.runtime.boot",
+    "colibri.runtime.checkpoints",
+    "colibri.tools.catalog",
+    "colibri.core.spec",
+)
 
-def test_tools_list_is_answered_before_any_handler_or_model_is_imported(tmp_path: Path) -> None:
+
+def test_initialize_and_tools_list_import_no_chain_domain_model_or_handler(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", _LIST_THEN_CALL, str(tmp_path / "colibri.db")],
+        [sys.executable, "-c", _LIST_THEN_BOOT, str(tmp_path / "colibri.db")],
         capture_output=True,
         text=True,
         check=True,
     )
     loaded = json.loads(done.stdout)
-    # Of the domains that serve tools (the log, tokens and pins serve none; the chain needs the log).
-    serving = ("system", "tasks", "trail", "proofs", "skills")
-    implementations = ("handlers", "models", "arguments", "repository")
-    at_list = [
-        name
-        for name in loaded["list"]
-        if name.split(".")[2] in serving and name.rsplit(".", 1)[-1] in implementations
-    ]
-    assert at_list == [], f"imported before the first call, only to list the tools: {at_list}"
-    # The first call loads what its tool names, and what that needs.
-    assert "colibri.domains.proofs.handlers" in loaded["call"]
-    assert "colibri.domains.proofs.models" in loaded["call"]
+    early = [name for name in loaded["list"] if name.startswith(PHASE_2_ONLY)]
+    assert early == [], f"imported before the first answers, which the kept declarations give: {early}"
+    # Phase 2 loads the chain and every tool's handler and models, before the first call needs them.
+    for name in ("colibri.chain.pipeline", "colibri.domains.proofs.handlers", "colibri.domains.tasks.models"):
+        assert name in loaded["boot"], name

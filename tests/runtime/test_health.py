@@ -109,7 +109,7 @@ def test_while_phase_2_runs_health_reports_the_declared_mode_with_phase1(tmp_pat
         pinged = session.call_tool("server_ping", {})["result"]["structuredContent"]["data"]
         holder.execute("COMMIT")
         holder.close()
-        session.request("tools/list")  # returns once phase 2 is over
+        session.request("resources/list")  # answered once phase 2 is over (tools/list at once)
         ready = session.call_tool("server_health", {})["result"]["structuredContent"]["data"]
     finally:
         holder.close()

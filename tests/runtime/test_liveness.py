@@ -78,7 +78,7 @@ def test_ping_and_health_answer_at_once_while_another_process_holds_the_database
     replies: dict[int, dict[str, Any]] = {}
     with Wire(serve_argv(), env, tmp_path / "stderr.log") as wire:
         wire.initialize()
-        wire.request("tools/list")  # phase 2 done
+        wire.request("resources/list")  # answered once phase 2 is done (tools/list at once, SPEC §25)
         created = _structured(
             wire.request("tools/call", {"name": "task_create", "arguments": {"title": "before"}})
         )

@@ -75,7 +75,7 @@ def test_readonly_serves_from_read_only_storage_and_leaves_nothing_behind(tmp_pa
     try:
         with Wire(_read_only_argv(folder), reader_env, tmp_path / "readonly.log") as reader:
             reader.initialize()
-            reader.request("tools/list")
+            reader.request("resources/list")  # answered once phase 2 is done (tools/list at once)
             health = _call(reader, "server_health", {})
             assert (health["mode"], health["phase"], health["db_tables"] > 0) == ("READONLY", "phase2", True)
             assert _call(reader, "task_get", {"task_id": "T-1"})["title"] == "kept"
@@ -97,7 +97,7 @@ def test_the_boot_failure_sent_to_clients_names_no_absolute_path(tmp_path: Path)
     env = clean_env(tmp_path, COLIBRI_MODE="READONLY", COLIBRI_DB_PATH=str(missing))
     with Wire(serve_argv(), env, tmp_path / "stderr.log") as wire:
         wire.initialize()
-        wire.request("tools/list")
+        wire.request("resources/list")  # answered once phase 2 is done (tools/list at once, SPEC §25)
         refused = _structured(wire.request("tools/call", {"name": "task_list", "arguments": {}}))
         assert wire.close() == 0
         stderr = wire.stderr_text()

@@ -9,11 +9,17 @@ admits beyond them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from colibri.core.identity import Identity
 from colibri.core.modes import ToolClass
-from colibri.core.spec import Tool
+
+
+class Classed(Protocol):
+    """A tool as far as admission looks: its class (a `Tool`, or its kept declaration)."""
+
+    @property
+    def tool_class(self) -> ToolClass: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +28,7 @@ class Caller(Identity):
 
     scope: str = "write"  # "read" | "write"
 
-    def admits(self, tool: Tool) -> bool:
+    def admits(self, tool: Classed) -> bool:
         """False only for a write tool asked for by a read-scoped caller."""
         return self.scope != "read" or tool.tool_class is not ToolClass.WRITE
 

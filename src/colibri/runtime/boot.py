@@ -1,7 +1,11 @@
-"""Phase 2 of the two-phase boot: open the database, migrate (or check) it, sweep stale rows.
+"""Phase 2 of the two-phase boot: load the tools and build the chain, then open the database,
+migrate (or check) it, sweep stale rows.
 
-Phase 1 is the transport itself (runtime/server.py). If phase 2 fails the server stays
-in MINIMAL with phase1 and says why on stderr; it never widens to the declared mode.
+Phase 1 is the transport itself (runtime/server.py), answering `initialize` and tools/list from the
+kept declarations; this module is first imported by phase 2's thread (`App._load`), with the chain,
+the storage and the catalogue it imports, so none of them delays the first answers (SPEC §25). If
+phase 2 fails the server stays in MINIMAL with phase1 and says why on stderr; it never widens to
+the declared mode.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from colibri.chain.pipeline import Chain
 from colibri.core.errors import StorageError
 from colibri.core.modes import opens_database, writes_allowed
+from colibri.core.spec import Tool
 from colibri.core.state import ServerState
 from colibri.domains.log.api import KeyContinuityError, NoteError, PolicyError, log_action
 from colibri.runtime.checkpoints import adopt, open_notary
@@ -23,9 +29,25 @@ from colibri.serving.signals import leave
 from colibri.storage import Database, Migration, open_database
 from colibri.storage.audit_log import mark_interrupted
 from colibri.storage.migrations import migrate, require_current
-from colibri.tools.catalog import migrations_for
+from colibri.tools.catalog import TOOLS, migrations_for
 
 log = logging.getLogger("colibri.boot")
+
+
+def load(tools: Sequence[Tool] | None) -> dict[str, Tool]:
+    """In phase 2's thread: each tool's handler and models imported (the catalogue's when `tools`
+    is None), so that the first call of a tool finds them loaded."""
+    loaded = {tool.name: tool for tool in (TOOLS if tools is None else tools)}
+    for tool in loaded.values():
+        tool.handle  # noqa: B018 - cached on first use: this is the first use
+        tool.arguments_model  # noqa: B018
+        tool.result_model  # noqa: B018
+    return loaded
+
+
+def chain_for(tools: dict[str, Tool], state: ServerState, config: Config) -> Chain:
+    """The chain over the loaded tools (made on the event loop: its lock and events belong there)."""
+    return Chain(tools, state, config.log_origin)
 
 
 def open_runtime_database(config: Config, migrations: Sequence[Migration] | None = None) -> Database:

@@ -10,15 +10,13 @@ call last.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from functools import partial
 from typing import Any
 
 from colibri.runtime.app import App
-from colibri.runtime.checkpoints import checkpoint_every
 
 Duty = Callable[[], Coroutine[Any, Any, None]]
 
 
 def duties(app: App) -> list[Duty]:
     """The background work of `app`, to run for as long as it serves."""
-    return [app.boot, app.chain.write_later_rows, partial(checkpoint_every, app), app.keep_connected]
+    return [app.boot, app.write_later_rows, app.checkpoint_every, app.keep_connected]

@@ -76,6 +76,8 @@ class AppReader:
         self._app = app
 
     async def read(self, work: Callable[[Database], T]) -> T:
+        if self._app.state.db is None:  # phase 2 sets it once the chain is built
+            raise StorageError(f"the database is not open yet ({self._app.readiness() or 'booting'})")
         async with self._app.chain.lock:
             db = self._app.state.db
             if db is None:
@@ -154,7 +156,6 @@ async def serve_http(app: App, options: HttpOptions) -> None:
         await run_http(guarded(web, hosts, limits), options.host, options.port, limits, listener=listener)
         tasks.cancel_scope.cancel()
     log.info("HTTP server stopped; closing the database once the last call has finished")
-    async with app.chain.lock:
-        app.close()
+    await app.close_between_calls()
     if own is not None:
         await own.aclose()

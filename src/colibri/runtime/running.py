@@ -3,13 +3,15 @@ sit below app.py, which imports them, so they name this instead of the class."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from colibri.chain.pipeline import Chain
 from colibri.core.state import ServerState
 from colibri.runtime.config import Config
+
+if TYPE_CHECKING:
+    from colibri.chain.pipeline import Chain
 
 
 class Running(Protocol):
@@ -17,5 +19,7 @@ class Running(Protocol):
 
     config: Config
     state: ServerState
-    chain: Chain
     ready: anyio.Event
+
+    @property
+    def chain(self) -> Chain: ...

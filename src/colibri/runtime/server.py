@@ -4,24 +4,27 @@
 The SDK validates `tools/call` params before `on_call_tool`, so non-object `arguments`
 would become a bare JSON-RPC error. `_EdgeMiddleware` runs before that validation and
 hands such calls to the chain, which answers with its INVALID_PARAMS envelope.
+
+`initialize` and tools/list are answered from the kept declarations (`App.declared`), at once: this
+module imports nothing of the chain, the domains or the storage, which phase 2's thread loads
+(SPEC §25: cold start ≤ 1.1× a bare SDK server). A call waits for them, bounded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
 
-from colibri.chain.pipeline import Reply
 from colibri.core.callers import LOCAL, Caller
 from colibri.core.modes import ToolClass
-from colibri.core.spec import Tool
-from colibri.domains.log.api import RECEIPT
 from colibri.runtime import skills_extension
-from colibri.runtime.app import App
+from colibri.runtime.app import App, NotLoaded
 from colibri.runtime.duties import duties
 from colibri.runtime.gateways import Gateways
 from colibri.runtime.handshake import NoSessionMessage
@@ -29,9 +32,15 @@ from colibri.runtime.http_auth import caller_of
 from colibri.runtime.instructions import instructions
 from colibri.serving.stdio import run_stdio
 from colibri.serving.tracing import sdk_middleware
+from colibri.tools.snapshot import Declared
+
+if TYPE_CHECKING:
+    from colibri.chain.pipeline import Reply
 
 
 def to_result(reply: Reply) -> types.CallToolResult:
+    from colibri.domains.log.api import RECEIPT  # loaded by phase 2 before any reply: a lookup
+
     receipt = reply.receipt
     return types.CallToolResult(
         # The receipt names the entry of this very answer, whose digest the entry holds: it travels
@@ -43,7 +52,7 @@ def to_result(reply: Reply) -> types.CallToolResult:
     )
 
 
-def describe(tool: Tool) -> types.Tool:
+def describe(tool: Declared) -> types.Tool:
     return types.Tool(
         name=tool.name,
         title=tool.title,
@@ -61,9 +70,10 @@ def describe(tool: Tool) -> types.Tool:
     )
 
 
-# Requests answered in phase 1 without waiting: the handshake, discovery and liveness. Every other
-# request (tools, skills, resources, ...) needs what phase 2 opens and waits for it (SPEC §1.3).
-_AT_ONCE_METHODS = frozenset({"initialize", "server/discover", "ping"})
+# Requests answered in phase 1 without waiting: the handshake, discovery, liveness and the list of
+# tools, from the kept declarations (SPEC §25). Every other request (calls, skills, resources, ...)
+# needs what phase 2 opens and waits for it (SPEC §1.3).
+_AT_ONCE_METHODS = frozenset({"initialize", "server/discover", "ping", "tools/list"})
 
 
 class _EdgeMiddleware:
@@ -75,7 +85,7 @@ class _EdgeMiddleware:
         self._gateways = gateways
         # System tools answer at once, even while phase 2 runs (SPEC §1.3).
         self._at_once = frozenset(
-            name for name, tool in app.tools.items() if tool.tool_class is ToolClass.SYSTEM
+            name for name, tool in app.declared.items() if tool.tool_class is ToolClass.SYSTEM
         )
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -87,16 +97,25 @@ class _EdgeMiddleware:
             return await call_next(ctx)
         params = ctx.params if isinstance(ctx.params, Mapping) else {}
         name = params.get("name")
-        if name not in self._at_once:
-            await self._app.wait_ready()
+        # The system tools wait only for the chain (phase 2's imports), never for the database.
+        await (self._app.wait_loaded() if name in self._at_once else self._app.wait_ready())
         arguments = params.get("arguments")
         if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
             meta = params.get("_meta")
             caller = self._gateways.caller(
                 caller_of(ctx, self._anonymous), meta if isinstance(meta, Mapping) else None
             )
-            return to_result(await self._app.call(name, arguments, caller))
+            return await answer(self._app, name, arguments, caller)
         return await call_next(ctx)
+
+
+async def answer(app: App, name: str, arguments: object, caller: Caller) -> types.CallToolResult:
+    """The chain's answer to one call, once phase 2 has loaded it; if it has not, within the wait
+    or at all, a JSON-RPC error saying why (the boot's failure, or that it is still starting)."""
+    try:
+        return to_result(await app.call(name, arguments, caller))
+    except NotLoaded as exc:
+        raise MCPError(INTERNAL_ERROR, str(exc)) from None
 
 
 def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
@@ -117,10 +136,10 @@ def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         caller = gateways.caller(caller_of(ctx, anonymous), params.meta)
-        return to_result(await app.call(params.name, params.arguments, caller))
+        return await answer(app, params.name, params.arguments, caller)
 
     mode = app.config.mode
-    admitted = [name for name, tool in app.tools.items() if tool.admitted_in(mode)]
+    admitted = [name for name, tool in app.declared.items() if tool.admitted_in(mode)]
     server: Server[Any] = Server(
         "colibri",
         version=app.state.version,

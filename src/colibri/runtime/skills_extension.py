@@ -53,7 +53,7 @@ class SkillsExtension(Extension):
         )
 
     async def served(self) -> list[SkillEntry]:
-        tool = self._app.tools.get(SKILL_TOOL)
+        tool = self._app.declared.get(SKILL_TOOL)
         state = self._app.state
         if tool is None or not tool.admitted_in(state.mode):
             if state.phase == "phase1":

@@ -81,7 +81,7 @@ class RawServer:
         await self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
         assert "result" in await self.receive()
         await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        await self.send({"jsonrpc": "2.0", "id": -1, "method": "tools/list"})  # answered after phase 2
+        await self.send({"jsonrpc": "2.0", "id": -1, "method": "resources/list"})  # answered after phase 2
         assert "result" in await self.receive()
 
 
