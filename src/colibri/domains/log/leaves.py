@@ -19,6 +19,7 @@ _LEAF_INPUT = struct.Struct("33s")  # 0x00 ‖ the 32-byte entry hash
 _sha256 = hashlib.sha256
 _digest = methodcaller("digest")
 _only = itemgetter(0)
+BATCH = 1 << 16
 
 # The subquery's ORDER BY is kept (SQLite never flattens an ordered subquery into an aggregate),
 # so group_concat joins in index order; it copies a blob's bytes as they are, NULs included.
@@ -37,13 +38,16 @@ _POSTGRES = (
 def entry_leaves(conn: Connection, lo: int, hi: int) -> list[bytes] | None:
     """SHA-256(0x00 ‖ entry) of entries lo..hi-1 in index order; None when one of them is missing
     or is not a 32-byte hash (idx is the key: hi - lo rows in [lo, hi) are all of them)."""
-    if hi <= lo:
-        return []
     sql = _SQLITE if conn.dialect.name == "sqlite" else _POSTGRES
-    count, well_formed, joined = conn.tuples(sql, (lo, hi)).fetchone()
-    if count != hi - lo or well_formed != count or joined is None:
-        return None
-    data = bytes(joined)  # PostgreSQL hands a bytea over as a memoryview
-    if len(data) != 33 * count:
-        return None
-    return list(map(_digest, map(_sha256, map(_only, _LEAF_INPUT.iter_unpack(data)))))
+    leaves: list[bytes] = []
+    # A value per BATCH entries (2 MiB): far below SQLite's 1 GB limit on one value, whatever the range.
+    for start in range(lo, hi, BATCH):
+        end = min(start + BATCH, hi)
+        count, well_formed, joined = conn.tuples(sql, (start, end)).fetchone()
+        if count != end - start or well_formed != count or joined is None:
+            return None
+        data = bytes(joined)  # PostgreSQL hands a bytea over as a memoryview
+        if len(data) != 33 * count:
+            return None
+        leaves += map(_digest, map(_sha256, map(_only, _LEAF_INPUT.iter_unpack(data))))
+    return leaves
