@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from colibri.domains.tasks import repository
-from colibri.domains.tasks.next_actions import BLOCKED_SHOWN, next_actions
+from colibri.domains.tasks.next_actions import next_actions
+from colibri.domains.tasks.stuck import BLOCKED_SHOWN
 from colibri.storage import Database
 from tests.domains.tasks.helpers import bring_to, create, update
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from colibri.domains.tasks.next_actions import BLOCKED_SHOWN, next_actions
+from colibri.domains.tasks.next_actions import next_actions
+from colibri.domains.tasks.stuck import BLOCKED_SHOWN
 from colibri.storage import Database, SQLiteDatabase, open_database
 from colibri.storage.migrations import migrate
 from colibri.tools.catalog import MIGRATIONS

@@ -27,12 +27,11 @@ or more closed tasks left in the lists than a quarter of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from colibri.domains.tasks import graph, repository
-from colibri.domains.tasks.board import CLOSED, Backlog, Board, Stuck
+from colibri.domains.tasks.board import CLOSED, Backlog, Board
 from colibri.domains.tasks.models import Priority
 from colibri.domains.tasks.states import Status
+from colibri.domains.tasks.stuck import restated, stuck
 from colibri.storage import Connection
 
 GAP = 500  # changed tasks; beyond, reading them one by one costs about what a whole read does
@@ -45,9 +44,7 @@ _CHANGED = (
 )
 
 
-def caught_up(
-    conn: Connection, kept: Board, version: int, blocked: Callable[[Connection, Backlog], Stuck]
-) -> Board | None:
+def caught_up(conn: Connection, kept: Board, version: int) -> Board | None:
     """`kept` brought to `version` (the board's version as this snapshot sees it), or None when only
     a whole read will do. `kept` itself is never changed: a new reading is returned."""
     rows = conn.tuples(_CHANGED, (kept.version, kept.version, GAP + 1)).fetchall()
@@ -64,8 +61,11 @@ def caught_up(
         return None
     unblocks = patch.unblocks()
     order = None if patch.reordered() else kept.order
-    stuck = blocked(conn, backlog) if patch.restuck() else kept.blocked
-    return Board(version, backlog, unblocks, stuck, order)
+    if patch.restuck():
+        shown = stuck(conn, backlog)
+    else:
+        shown = restated(kept.blocked, backlog, {backlog.ids[i] for i in patch.touched})
+    return Board(version, backlog, unblocks, shown, order)
 
 
 class _Patch:
@@ -229,14 +229,13 @@ class _Patch:
         )
 
     def restuck(self) -> bool:
-        """Whether the stuck tasks shown, or what they say they wait on, may have changed."""
+        """Whether the stuck tasks may have changed (not only the statuses they name)."""
         if self.regraph:
             return True
         old = self.old
-        shown = {dep for stuck in self.kept.blocked[0] for dep in stuck.waiting_on}
         for i in self.touched:
             before = i < len(old.ids) and _stuck(old.statuses[i], old.waiting[i])
-            if before or _stuck(self.statuses[i], self.waiting[i]) or self.ids[i] in shown:
+            if before or _stuck(self.statuses[i], self.waiting[i]):
                 return True
         return False
 

@@ -22,6 +22,7 @@ from colibri.domains.tasks.arguments import UpdateTaskArgs
 from colibri.domains.tasks.board import Board
 from colibri.domains.tasks.models import NextActions
 from colibri.domains.tasks.next_actions import plural
+from colibri.domains.tasks.stuck import restated
 from colibri.storage import Database
 
 
@@ -48,9 +49,8 @@ def claim(db: Database, principal: str, lease_s: int | None) -> NextActions:
         after = boards.version_of(conn)
         version = after if after == board.version + 1 else board.version
         claimed = board.claimed(i, principal, task.lease.expires_at, version)
-        if any(task_id in stuck.waiting_on for stuck in blocked):
-            # A stuck task shown says what it waits on and in which status: this one's moved.
-            claimed.blocked = next_actions.stuck(conn, claimed.backlog)
+        # A stuck task shown names the status of what it waits on: this one's moved.
+        claimed.blocked = restated(board.blocked, claimed.backlog, {task_id})
         next_actions.keep_board(conn, claimed)
         taken = next_actions.action(task, kind, board.unblocks[i], now)
         return NextActions(actions=[taken], blocked=blocked, blocked_total=blocked_total)

@@ -19,12 +19,11 @@ from colibri.core.callers import LOCAL_PRINCIPAL
 from colibri.core.clock import utc_now
 from colibri.domains.tasks import board as boards
 from colibri.domains.tasks import changes, leases, repository
-from colibri.domains.tasks.board import ActionKind, Backlog, Board, Stuck
-from colibri.domains.tasks.models import PRIORITIES, Action, BlockedTask, NextActions, Task
-from colibri.domains.tasks.states import Status
+from colibri.domains.tasks.board import ActionKind, Board
+from colibri.domains.tasks.models import Action, NextActions, Task
+from colibri.domains.tasks.stuck import stuck
 from colibri.storage import Connection, Database
 
-BLOCKED_SHOWN = 50
 KEPT_ANSWERS = 256  # per reading: one per (limit, caller) asked; beyond, the oldest go
 _BOARD = "tasks.board"
 
@@ -69,7 +68,7 @@ def _current(conn: Connection, kept: Board | None, version: int) -> Board:
         if kept.version == version:
             return kept
         if kept.version < version:
-            board = changes.caught_up(conn, kept, version, stuck)
+            board = changes.caught_up(conn, kept, version)
             if board is not None:
                 return board
     return boards.read(conn, version, stuck)
@@ -94,32 +93,6 @@ def _actions(conn: Connection, board: Board, principal: str, now: str, limit: in
 
 def action(task: Task, kind: ActionKind, unblocks: int, now: str) -> Action:
     return Action(task=task, action=kind, reason=_reason(task, kind, unblocks, now), unblocks=unblocks)
-
-
-def stuck(conn: Connection, backlog: Backlog) -> Stuck:
-    """The most urgent stuck tasks (at most BLOCKED_SHOWN) and how many are stuck in all."""
-    # One list per priority, each in index order: their concatenation is the (priority, age)
-    # order, without sorting thousands of stuck tasks to show fifty.
-    by_rank: list[list[int]] = [[] for _ in PRIORITIES]
-    waiting, priorities = backlog.waiting, backlog.priorities
-    for i, status in enumerate(backlog.statuses):
-        if status == "blocked" or (status == "todo" and waiting[i]):
-            by_rank[boards.RANK[priorities[i]]].append(i)
-    shown = [i for rank in by_rank for i in rank][:BLOCKED_SHOWN]
-    titles = repository.titles_of(conn, [backlog.ids[i] for i in shown])
-    blocked = []
-    for i in shown:
-        task_id, status, waits = backlog.ids[i], backlog.statuses[i], boards.waiting_on(backlog, i)
-        blocked.append(
-            BlockedTask(
-                task_id=task_id,
-                title=titles[task_id],
-                status=status,
-                waiting_on=[dep for dep, _ in waits],
-                reason=_blocked_reason(status, waits),
-            )
-        )
-    return blocked, sum(map(len, by_rank))
 
 
 def _reason(task: Task, kind: ActionKind, unblocks: int, now: str) -> str:
@@ -149,17 +122,6 @@ def _reason(task: Task, kind: ActionKind, unblocks: int, now: str) -> str:
     count = len(task.depends_on)
     deps = f"all {plural(count, 'dependency')} done" if count else "no dependencies"
     return f"ready to start ({deps}), {priority} priority{unblocking}; move it to in_progress"
-
-
-def _blocked_reason(status: Status, waiting: list[tuple[str, str]]) -> str:
-    waits = ", ".join(f"{dep} ({dep_status})" for dep, dep_status in waiting)
-    cancelled = [dep for dep, dep_status in waiting if dep_status == "cancelled"]
-    hint = f"; {', '.join(cancelled)} cancelled: reopen it or drop it from depends_on" if cancelled else ""
-    if status != "blocked":
-        return f"waits on {waits}{hint}"
-    if waits:
-        return f"marked blocked and waits on {waits}{hint}"
-    return "marked blocked, dependencies done; move it to todo or in_progress once the obstacle is gone"
 
 
 def plural(count: int, noun: str) -> str:
