@@ -1,5 +1,6 @@
 """The HTTP face answers a call that sends nothing but its answer as one JSON body, on a connection
 the client keeps (SPEC §25); a call whose downstream speaks first still streams, in order (SPEC §21).
+The face runs on the HTTP stack `serve --http` runs on (serving/http.py: httptools on uvloop).
 """
 
 from __future__ import annotations
@@ -84,9 +85,12 @@ async def test_an_answer_alone_is_one_json_body_on_a_kept_connection_and_a_call_
                 ports.append(_client_port(quiet[-1]))
             call = {"name": "loud.work", "arguments": {"secret": "s1"}, "_meta": {"progressToken": "p1"}}
             loud = await http.post(url, headers=session, json=_request(5, "tools/call", call))
+            libraries = Path(f"/proc/{board.pid}/maps").read_text()
     finally:
         stop(board)
 
+    assert "/uvloop/loop." in libraries, "the event loop is not uvloop's"
+    assert "/httptools/parser/parser." in libraries, "the HTTP parser is not httptools'"
     assert opened.headers["content-type"] == "application/json" and opened.json()["result"]["serverInfo"]
     assert {"quiet.work", "loud.work"} <= {tool["name"] for tool in listed.json()["result"]["tools"]}
     for number, answered in zip((3, 4), quiet, strict=True):

@@ -24,6 +24,7 @@ from colibri.serving.address import parse_address
 from colibri.serving.errors import UnsafeFile, served
 from colibri.serving.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from colibri.serving.hosts import is_loopback
+from colibri.serving.http import run_program
 from colibri.serving.http_limits import HttpLimits
 from colibri.serving.secret_files import refuse_if_others_may_write
 from colibri.switchboard.audit import AuditStore, AuditStoreError, StoreOptions, open_store
@@ -105,7 +106,10 @@ def run(
 
     def serve() -> None:
         with tracing.traced("colibri-switchboard"):
-            anyio.run(_serve, config, options, store)
+            if options.http is None:
+                anyio.run(_serve, config, options, store)
+            else:  # on the event loop of the HTTP stack `serve --http` runs on (serving/http.py chooses)
+                run_program(_serve, config, options, store)
 
     return served("switchboard", serve)
 
