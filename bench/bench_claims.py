@@ -285,6 +285,16 @@ def _children(parent: int) -> list[int]:
     return found
 
 
+def _floor(spent: dict[str, float]) -> float:
+    """The mean latency of AGENTS calls always in flight if CPU were all that limited them, on this
+    machine's cores with the agents on machines of their own (Little's law: latency = calls in
+    flight / calls per second). The serve process is one interpreter, so at most one core: calls/s
+    <= 1 / server CPU per call; and the server with PostgreSQL share the cores."""
+    cores = os.cpu_count() or 1
+    per_second = min(1 / spent["server"], cores / (spent["server"] + spent["postgres"]))
+    return AGENTS / per_second
+
+
 @asynccontextmanager
 async def _serving(env: dict[str, str]) -> AsyncIterator[tuple[str, int]]:
     """One `colibri serve --http`, listening: its MCP URL and its pid."""
@@ -344,9 +354,10 @@ async def bench_claims(url: str, folder: Path, postgres_data: Path) -> None:
         line("  claim=true p95", percentile(claim, 95) * 1000, "ms")
         line("  unclaimed p95", percentile(plain, 95) * 1000, "ms")
         for name, count in (("claim", len(claim)), ("unclaimed", len(plain))):
-            spent = meters[kind, name].spent
-            cpu = ", ".join(f"{who} {seconds / count * 1000:.2f} ms" for who, seconds in spent.items())
+            spent = {who: seconds / count for who, seconds in meters[kind, name].spent.items()}
+            cpu = ", ".join(f"{who} {seconds * 1000:.2f} ms" for who, seconds in spent.items())
             print(f"  CPU per {name} call: {cpu}", flush=True)
+            line(f"  {name}: latency floor from CPU alone, agents elsewhere", _floor(spent) * 1000, "ms")
     print(f"  {len(claimed)} claims, each a different task", flush=True)
 
 
