@@ -11,7 +11,7 @@ A search may bring `also`: other ways to say some of its words (a lexicon's: "fo
 each as (the words said, the words meant). They are ranked by queries of their own and count less
 than the caller's words, so an expansion never outranks a literal match: the words meant count
 `ALSO_WEIGHT` of their BM25 score, and where the words said match documents themselves, a document
-found only through what they mean gets less from it than the best document that has them.
+found only through what they mean gets less from it than the best document having words said.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ COLUMNS = ("name", "title", "description", "arguments", "server")
 ALSO_WEIGHT = 0.6
 # Below the best literal match, however strong the expansions: a margin, so never level with it.
 _BELOW = 0.95
-MAX_EXPANSIONS = 16  # each costs two lookups; a query's first ones say enough
+MAX_EXPANSIONS = 16  # a query's first ones say enough
 BLENDED = 256  # the documents each lookup of a blended search ranks; the rest follow unblended
 # Another way to say some words: (the words said, the words meant).
 Expansion = tuple[Sequence[str], Sequence[str]]
@@ -84,7 +84,7 @@ class TextIndex:
             for key in self._blended(words, also):
                 seen.add(key)
                 yield key
-            words = [*words, *(word for _, meant in also[:MAX_EXPANSIONS] for word in meant)]
+            words = [*words, *_meant(also[:MAX_EXPANSIONS])]
         if not words:
             return
         query = f"SELECT key FROM docs WHERE docs MATCH ? ORDER BY {_RANK} LIMIT ? OFFSET ?"
@@ -97,17 +97,31 @@ class TextIndex:
             offset += batch
 
     def _blended(self, words: Sequence[str], also: Sequence[Expansion]) -> list[str]:
+        """A few lookups, whatever the number of expansions: BM25 sums what each word of an OR
+        adds, so the words meant are scored together as if apart. Those of words said that match
+        nothing themselves have no literal match to stay below; the others are scaled below the
+        best document having any of their words said."""
+        bound = [(said, meant) for said, meant in also[:MAX_EXPANSIONS] if said and self._any(said)]
+        free = [expansion for expansion in also[:MAX_EXPANSIONS] if expansion not in bound]
         scores = self._scores(words)
-        for said, meant in also[:MAX_EXPANSIONS]:
-            literal, expanded = self._scores(said), self._scores(meant)
-            extra = {key: ALSO_WEIGHT * score for key, score in expanded.items()}
-            beyond = [score for key, score in extra.items() if key not in literal]
-            if literal and beyond:  # scaled, keeping their order, below the best literal match
-                scale = min(1.0, _BELOW * max(literal.values()) / max(beyond))
-                extra = {key: score * (1.0 if key in literal else scale) for key, score in extra.items()}
-            for key, score in extra.items():
-                scores[key] = scores.get(key, 0.0) + score
+        extra = {key: ALSO_WEIGHT * score for key, score in self._scores(_meant(free)).items()}
+        if bound:
+            literal = self._scores([word for said, _ in bound for word in said])
+            scaled = {key: ALSO_WEIGHT * score for key, score in self._scores(_meant(bound)).items()}
+            beyond = [score for key, score in scaled.items() if key not in literal]
+            scale = min(1.0, _BELOW * max(literal.values()) / max(beyond)) if beyond else 1.0
+            for key, score in scaled.items():  # scaled, keeping their order
+                extra[key] = extra.get(key, 0.0) + score * (1.0 if key in literal else scale)
+        for key, score in extra.items():
+            scores[key] = scores.get(key, 0.0) + score
         return sorted(scores, key=lambda key: -scores[key])
+
+    def _any(self, words: Sequence[str]) -> bool:
+        """Whether any document has any of `words`."""
+        return (
+            self._db.execute("SELECT 1 FROM docs WHERE docs MATCH ? LIMIT 1", (_match(words),)).fetchone()
+            is not None
+        )
 
     def _scores(self, words: Sequence[str]) -> dict[str, float]:
         """The BM25 scores of the best `BLENDED` documents matching any of `words`, higher is
@@ -122,6 +136,10 @@ class TextIndex:
 
 
 _RANK = f"bm25(docs, 0, 0, {', '.join(str(weight) for weight in WEIGHTS)})"
+
+
+def _meant(also: Sequence[Expansion]) -> list[str]:
+    return list(dict.fromkeys(word for _, meant in also for word in meant))
 
 
 def _match(words: Sequence[str]) -> str:
