@@ -79,14 +79,15 @@ async def cpu_per_call(
     url: str, token: str | None, tool: str, pid: int, *, calls: int, clients: int
 ) -> float:
     """Seconds of the server's CPU per call of `tool`, over a window of `calls` calls made by
-    `clients` concurrent sessions, after each has made WARM_UP calls."""
+    `clients` concurrent sessions, after each has made WARM_UP calls. Each session ends (DELETE)
+    after the window, so that rounds never pile up sessions against the per-token cap."""
     headers = dict(_HEADERS, **({"Authorization": f"Bearer {token}"} if token else {}))
-    left = calls
-    ready = 0
-    everyone_ready, window_open = anyio.Event(), anyio.Event()
+    left, ready, finished = calls, 0, 0
+    spent: list[float] = []
+    everyone_ready, window_open, window_closed = anyio.Event(), anyio.Event(), anyio.Event()
 
     async def client(index: int) -> None:
-        nonlocal left, ready
+        nonlocal left, ready, finished
         async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
             session = _Session(http, url)
             await session.request(
@@ -108,6 +109,12 @@ async def cpu_per_call(
             while left > 0:
                 left -= 1
                 await session.request("tools/call", params)
+            finished += 1
+            if finished == clients:
+                spent.append(cpu_seconds(pid))
+                window_closed.set()
+            await window_closed.wait()
+            await http.delete(url, headers=session.headers)
 
     async with anyio.create_task_group() as tasks:
         for index in range(clients):
@@ -115,4 +122,4 @@ async def cpu_per_call(
         await everyone_ready.wait()
         before = cpu_seconds(pid)
         window_open.set()
-    return (cpu_seconds(pid) - before) / calls
+    return (spent[0] - before) / calls
