@@ -66,7 +66,11 @@ async def test_search_lists_the_two_tools_and_the_kept_ones_and_finds_the_rest(
         emails = await found(client, "email my boss about the delay")
         times = await found(client, "what's the time in Tokyo right now", limit=2)
         answer = await call(client, "find_tools", {"query": "move money between dollars and euros"})
+        # No tool says "appointment": the lexicon's words for it (calendar, event) find one.
+        booked = await call(client, "find_tools", {"query": "book a dentist appointment for friday"})
     assert [tool.name for tool in listed] == ["call_tool", "find_tools", "time.get_current_time"]
+    assert booked["data"]["tools"][0]["name"] == "office.create_event", booked
+    assert "calendar" in booked["data"]["also"] and "appointment" in booked["data"]["words"]
     finder = next(tool for tool in listed if tool.name == "find_tools")
     assert "office, time" in (finder.description or "")
     assert emails[0] == "office.send_email"
