@@ -4,11 +4,14 @@
 How it was written: category by category, for the kinds of tools MCP servers commonly offer (files,
 tasks and boards, time, memory and notes, the web, arithmetic, text, git, databases, search, logs and
 proofs, approvals, health, skills, messages and calendars), from general knowledge of how people ask
-for those things: the everyday word or phrase on the left, the words definitions use on the right. It
-was not written from the misses of the bench's phrasings, and it names no tool: only common words,
-so it helps any server's tools. A word may mean several things ("add" is create, "add up" is sum): a
-phrase is read before its words, and catalog.py weighs every expansion below the user's own words, so
-an expansion never outranks a literal match.
+for those things: the everyday word or phrase on the left, the words definitions use on the right.
+It was not written miss by miss from the bench's phrasings (its author knew only that an earlier
+table missed everyday words such as board, backlog, remember and add up, which any lexicon of those
+kinds holds), and it names no tool: only common words, so it helps any server's tools.
+
+A word may mean several things ("add" is create, "add up" is sum): a phrase is read before its
+words, and every expansion counts less than the user's own words (storage/sqlite/fts.py), so an
+expansion never outranks a literal match.
 
 Data only: each category is a tuple of (everyday words, comma-separated; definition words).
 """
