@@ -81,7 +81,9 @@ class App:
     async def _boot(self) -> None:
         try:
             # Phase 2's thread: the imports are most of what a start costs beyond the SDK's, and
-            # nothing that answers initialize or tools/list needs them.
+            # nothing that answers initialize or tools/list needs them. Started with the transport,
+            # not before the SDK is imported: imports hold the GIL, so beside the main thread's
+            # they would only have delayed the first answer by their own CPU time.
             tools = await anyio.to_thread.run_sync(self._load)
         except (ImportError, OSError, ValueError) as exc:
             self._load_error = f"{type(exc).__name__}: {exc}"
@@ -141,6 +143,8 @@ class App:
     def readiness(self) -> str | None:
         """None when every admitted tool can run (phase 2, not MINIMAL); else why not."""
         state = self.state
+        if self._load_error is not None:
+            return self._not_loaded()
         if state.boot_error is not None:
             return f"boot failed, serving MINIMAL (server_ping, server_health only): {state.boot_error}"
         if state.phase == "phase1":
