@@ -373,7 +373,7 @@ def _parallel_agrees(victim: Path, pool: Executor | None) -> None:
         "UPDATE log_nodes SET hash = zeroblob(32) WHERE id = (SELECT max(id) FROM log_nodes)",  # above
         "INSERT INTO log_nodes (id, hash) VALUES (0, zeroblob(32))",  # a leaf's key: never stored
         "UPDATE log_entries SET entry_hash = zeroblob(32) WHERE idx = 3",  # an entry hash changed
-        "UPDATE log_entries SET entry_hash = hex(zeroblob(16)) WHERE idx = 9",  # 32 characters of text: other bytes
+        "UPDATE log_entries SET entry_hash = hex(zeroblob(16)) WHERE idx = 9",  # 32 chars of text
         "DELETE FROM log_entries WHERE idx = 10",  # a hole in the log
         "UPDATE actions SET outcome = 'error' WHERE sequence_no = 5",
     ):
