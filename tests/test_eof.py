@@ -1,7 +1,7 @@
 """Every request received before stdin's end is answered before the process exits (SPEC §1.3).
 
 A client that pipes its requests and closes stdin at once (`colibri serve < requests.jsonl`) must get
-every answer: tools/list waits for phase 2 (through the switchboard: for start-up), and the end of
+every answer: a call waits for phase 2 (through the switchboard: for start-up), and the end of
 input must not cut it off. 100 runs of each program, each a process of its own with its own piped
 stdin; `tests/forked_runs.py` forks them from one interpreter that imported Colibri once, so the
 100 runs cost seconds, not the minutes 100 fresh imports of the SDK would. A few runs of the real
