@@ -6,6 +6,7 @@ or a reopened task, which a patch cannot follow, are read whole)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -56,26 +57,38 @@ def would_claim(db: Database) -> str | None:
     return taken[0].task.id if taken else None
 
 
-def test_a_kept_board_reflects_every_kind_of_change_by_another_replica(
-    fresh_db: Database, open_store: Callable[..., Database], whole_reads: list[int]
-) -> None:
-    kept, other, reference = fresh_db, open_store(), open_store()
+@dataclass
+class Replicas:
+    """A board kept by one connection, changed through another, checked against a whole read."""
 
-    def check(change: str, *, whole: bool = False) -> None:
-        reads = len(whole_reads)
-        seen, took = answers(kept), would_claim(kept)
+    kept: Database
+    other: Database
+    reference: Database
+    whole_reads: list[int]
+
+    def check(self, change: str, *, whole: bool = False) -> None:
+        reads = len(self.whole_reads)
+        seen, took = answers(self.kept), would_claim(self.kept)
         how = "a whole read" if whole else "a catch-up alone"
-        assert len(whole_reads) - reads == int(whole), f"{change}: expected {how}"
-        reference.hints.clear()  # a reading of its own, made from the whole board
-        assert seen == answers(reference), f"the kept board missed a change: {change}"
-        assert answers(other) == seen, f"the writer's own kept board missed its change: {change}"
-        assert took == would_claim(reference), f"the kept ranking missed a change: {change}"
+        assert len(self.whole_reads) - reads == int(whole), f"{change}: expected {how}"
+        self.reference.hints.clear()  # a reading of its own, made from the whole board
+        assert seen == answers(self.reference), f"the kept board missed a change: {change}"
+        assert answers(self.other) == seen, f"the writer's own kept board missed its change: {change}"
+        assert took == would_claim(self.reference), f"the kept ranking missed a change: {change}"
 
+
+@pytest.fixture
+def replicas(fresh_db: Database, open_store: Callable[..., Database], whole_reads: list[int]) -> Replicas:
+    return Replicas(fresh_db, open_store(), open_store(), whole_reads)
+
+
+def test_a_kept_board_reflects_every_kind_of_change_by_another_replica(replicas: Replicas) -> None:
+    other, check = replicas.other, replicas.check
     root = create(other, "root", priority="high").id
     middle = create(other, "middle", depends_on=[root]).id
     leaf = create(other, "leaf", depends_on=[middle]).id
     loose = [create(other, f"loose {n}", priority="low").id for n in range(4)]
-    answers(kept)  # read whole once, then kept
+    answers(replicas.kept)  # read whole once, then kept
 
     claims.claim(other, "bob", 60)
     check("a claim: a status and a lease")
@@ -93,18 +106,33 @@ def test_a_kept_board_reflects_every_kind_of_change_by_another_replica(
     check("a task done: what waited on it alone is ready")
     update(other, loose[1], status="cancelled")
     check("a task cancelled: what waits on it says so")
-    assert newest in {stuck.task_id for stuck in answers(kept)[0].blocked}
+    assert newest in {stuck.task_id for stuck in answers(replicas.kept)[0].blocked}
     update(other, loose[1], status="todo")
     check("a cancelled task reopened", whole=True)
+
+
+def test_what_a_patch_cannot_follow_is_read_whole(replicas: Replicas) -> None:
+    other, check = replicas.other, replicas.check
+    first = create(other, "first").id
+    waiter = create(other, "waiter").id
+    late = create(other, "late").id  # the newest task, waited on by an older one
+    answers(replicas.kept)
+    update(other, waiter, depends_on=[late])
+    update(other, late, status="cancelled")
+    check("the newest task cancelled, an older one waiting on it")
     with other.atomic() as conn:
-        for sql in (
-            "DELETE FROM task_history WHERE task_id = ?",
-            "DELETE FROM task_dependencies WHERE task_id = ?",
-        ):
-            conn.execute(sql, (newest,))
-        conn.execute("DELETE FROM tasks WHERE id = ?", (newest,))
+        conn.execute("DELETE FROM task_history WHERE task_id = ?", (first,))
+        conn.execute("DELETE FROM tasks WHERE id = ?", (first,))
     check("a task deleted by hand", whole=True)
-    create(other, "after all that", depends_on=[loose[1]])
+    update(other, late, status="todo")  # left out of the whole read, numbered above all it read
+    check("the newest task reopened after a whole read that left it out", whole=True)
+    gone = create(other, "cancelled at once").id
+    update(other, gone, status="cancelled")
+    update(other, waiter, depends_on=[late, gone])
+    check("an older task made to wait on a new task cancelled before the board saw it open")
+    update(other, gone, status="todo")
+    check("that task reopened", whole=True)
+    create(other, "after all that", depends_on=[gone])
     check("a new task after a whole read")
 
 

@@ -53,6 +53,10 @@ class Backlog:
     numbers: list[int] = field(default_factory=list)  # each task's number (its creation order)
     index: dict[str, int] = field(default_factory=dict)  # a task's position, by id
     closed: int = 0  # tasks closed since the whole read, still in the lists
+    # The highest number any task had at the whole read, closed ones too: a task numbered above it
+    # is new (nothing could wait on it before it existed); one at or below it, open and not in the
+    # lists, was reopened, and its dependents' lists do not know it.
+    last: int = 0
 
 
 Stuck = tuple[list[BlockedTask], int]  # the blocked tasks shown, and how many there are in all
@@ -185,8 +189,9 @@ def _load(conn: Connection) -> Backlog:
         " CASE WHEN status = 'in_progress' THEN lease_expires_at END"
         " FROM tasks WHERE status NOT IN ('done', 'cancelled') ORDER BY number"
     ).fetchall()
+    last = int(conn.execute("SELECT COALESCE(MAX(number), 0) FROM tasks").fetchone()[0])
     if not rows:
-        return Backlog()
+        return Backlog(last=last)
     numbers, ids, statuses, priorities, holders, expiries = (
         list(column) for column in zip(*rows, strict=True)
     )
@@ -214,7 +219,17 @@ def _load(conn: Connection) -> Backlog:
     for i in cancelled_deps:
         waiting[i] = True
     return Backlog(
-        ids, statuses, priorities, holders, expiries, depends_on, cancelled_deps, waiting, numbers, positions
+        ids,
+        statuses,
+        priorities,
+        holders,
+        expiries,
+        depends_on,
+        cancelled_deps,
+        waiting,
+        numbers,
+        positions,
+        last=last,
     )
 
 

@@ -77,6 +77,7 @@ class _Patch:
         self.statuses, self.priorities = list(old.statuses), list(old.priorities)
         self.holders, self.expiries = list(old.holders), list(old.expiries)
         self.ids, self.numbers, self.index = old.ids, old.numbers, old.index  # copied once grown
+        self.last = old.last
         self.depends_on = list(old.depends_on)  # each inner list is replaced, never changed
         self.cancelled = dict(old.cancelled_deps)
         self.waiting = list(old.waiting)
@@ -99,9 +100,10 @@ class _Patch:
         """Set one changed task to its row; False when only a whole read can follow the change."""
         i = self.index.get(task_id)
         if i is None:
-            if status in CLOSED:
-                return True  # never open while kept: nothing shows it
-            if self.numbers and number <= self.numbers[-1]:
+            if status in CLOSED:  # never open while kept: nothing shows it, but it exists
+                self.last = max(self.last, number)
+                return True
+            if number <= self.last:
                 return False  # reopened after a whole read that left it out, or renumbered
             i = self._append(task_id, number)
         elif self.numbers[i] != number:
@@ -124,6 +126,7 @@ class _Patch:
         i = len(self.ids)
         self.ids.append(task_id)
         self.numbers.append(number)
+        self.last = number
         self.index[task_id] = i
         for column in (self.statuses, self.priorities, self.holders, self.expiries):
             column.append(None)  # type: ignore[arg-type]  # set by apply at once
@@ -195,6 +198,7 @@ class _Patch:
             self.numbers,
             self.index,
             closed,
+            self.last,
         )
 
     def unblocks(self) -> list[int]:
