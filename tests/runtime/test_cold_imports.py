@@ -119,13 +119,13 @@ app.close()
 print(json.dumps({"list": at_list, "boot": after_boot}))
 """
 
-# Phase 2's thread loads these; none of them may be needed to answer initialize or tools/list. (The
-# access domain is the token store that reading a request's caller imports, and serves no tool.)
+# Phase 2's thread loads these; none of them may be needed to answer initialize or tools/list. Nor
+# are the token store and the OAuth faces ever needed on stdio, where no token comes.
 PHASE_2_ONLY = (
     "colibri.chain.",
-    *(f"colibri.domains.{domain}" for domain in ("system", "tasks", "trail", "proofs", "skills", "log")),
-    "colibri.domains.approvals",
-    "colibri.domains.pins",
+    "colibri.domains.",
+    "colibri.runtime.http_auth",
+    "colibri.serving.oauth",
     "colibri.checkpointing",
     "colibri.runtime.boot",
     "colibri.runtime.checkpoints",

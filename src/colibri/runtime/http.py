@@ -27,7 +27,7 @@ from colibri.core.database import Database
 from colibri.core.errors import StorageError
 from colibri.runtime.app import App
 from colibri.runtime.duties import duties
-from colibri.runtime.http_auth import DatabaseTokenVerifier, auth_settings
+from colibri.runtime.http_auth import DatabaseTokenVerifier, auth_settings, caller_of
 from colibri.runtime.server import build_server
 from colibri.runtime.tiles import tile_routes
 from colibri.serving.guards import guarded
@@ -113,7 +113,7 @@ async def serve_http(app: App, options: HttpOptions) -> None:
     `AddressError` raised before anything has started."""
     listener = listen(options.host, options.port)
     limits = options.limits
-    server = build_server(app)
+    server = build_server(app, identify=caller_of)
     url = (options.public_url or base_url(options.host, options.port)).rstrip("/")
     hosts = AllowedHosts.for_bind(options.host, options.allowed_hosts, options.public_url)
     resource = protected_resource(f"{url}/mcp", options.oauth)

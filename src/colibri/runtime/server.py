@@ -12,7 +12,7 @@ module imports nothing of the chain, the domains or the storage, which phase 2's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -28,7 +28,6 @@ from colibri.runtime.app import App, NotLoaded
 from colibri.runtime.duties import duties
 from colibri.runtime.gateways import Gateways
 from colibri.runtime.handshake import NoSessionMessage
-from colibri.runtime.http_auth import caller_of
 from colibri.runtime.instructions import instructions
 from colibri.serving.stdio import run_stdio
 from colibri.serving.tracing import sdk_middleware
@@ -36,6 +35,15 @@ from colibri.tools.snapshot import Declared
 
 if TYPE_CHECKING:
     from colibri.chain.pipeline import Reply
+
+# Who a request's caller is, given the caller of a request no token proved: over HTTP the proved
+# token's (runtime/http_auth.caller_of); on stdio always that anonymous caller, since no token ever
+# comes over a pipe, so stdio never imports the token store and the OAuth faces.
+Identify = Callable[[ServerRequestContext[Any, Any], Caller], Caller]
+
+
+def _anonymous(ctx: ServerRequestContext[Any, Any], anonymous: Caller) -> Caller:
+    return anonymous
 
 
 def to_result(reply: Reply) -> types.CallToolResult:
@@ -79,10 +87,11 @@ _AT_ONCE_METHODS = frozenset({"initialize", "server/discover", "ping", "tools/li
 class _EdgeMiddleware:
     """Holds requests back until phase 2 (bounded) and routes non-object arguments to the chain."""
 
-    def __init__(self, app: App, anonymous: Caller, gateways: Gateways) -> None:
+    def __init__(self, app: App, anonymous: Caller, gateways: Gateways, identify: Identify) -> None:
         self._app = app
         self._anonymous = anonymous
         self._gateways = gateways
+        self._identify = identify
         # System tools answer at once, even while phase 2 runs (SPEC §1.3).
         self._at_once = frozenset(
             name for name, tool in app.declared.items() if tool.tool_class is ToolClass.SYSTEM
@@ -103,7 +112,7 @@ class _EdgeMiddleware:
         if isinstance(name, str) and arguments is not None and not isinstance(arguments, dict):
             meta = params.get("_meta")
             caller = self._gateways.caller(
-                caller_of(ctx, self._anonymous), meta if isinstance(meta, Mapping) else None
+                self._identify(ctx, self._anonymous), meta if isinstance(meta, Mapping) else None
             )
             return await answer(self._app, name, arguments, caller)
         return await call_next(ctx)
@@ -118,16 +127,17 @@ async def answer(app: App, name: str, arguments: object, caller: Caller) -> type
         raise MCPError(INTERNAL_ERROR, str(exc)) from None
 
 
-def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
+def build_server(app: App, anonymous: Caller = LOCAL, identify: Identify = _anonymous) -> Server[Any]:
     """The MCP server in front of `app`; `anonymous` is the caller of a request no token proved
-    (on stdio, `local` or COLIBRI_PRINCIPAL's `local:NAME`). A call a trusted gateway vouches for
-    is its principal's (runtime/gateways.py)."""
+    (on stdio, `local` or COLIBRI_PRINCIPAL's `local:NAME`) and `identify` reads a proved one (over
+    HTTP, `http_auth.caller_of`). A call a trusted gateway vouches for is its principal's
+    (runtime/gateways.py)."""
     gateways = Gateways(app.config.trusted_gateways)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        caller = caller_of(ctx, anonymous)
+        caller = identify(ctx, anonymous)
         tools = [describe(tool) for tool in app.admitted() if caller.admits(tool)]
         # By name, always: a client's prompt cache holds only while the list is the same (SPEC §23).
         return types.ListToolsResult(tools=sorted(tools, key=lambda tool: tool.name))
@@ -135,7 +145,7 @@ def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        caller = gateways.caller(caller_of(ctx, anonymous), params.meta)
+        caller = gateways.caller(identify(ctx, anonymous), params.meta)
         return await answer(app, params.name, params.arguments, caller)
 
     mode = app.config.mode
@@ -152,7 +162,7 @@ def build_server(app: App, anonymous: Caller = LOCAL) -> Server[Any]:
     server.middleware = [
         *sdk_middleware(server.middleware),
         NoSessionMessage(),
-        _EdgeMiddleware(app, anonymous, gateways),
+        _EdgeMiddleware(app, anonymous, gateways, identify),
     ]
     return server
 
