@@ -199,7 +199,10 @@ def _report_cpu(figures: dict[tuple[str, str], list[float]]) -> None:
             line(label, ratio, "x", "<= 1.5" if chosen else "")
         print(
             "  rounds (ms): "
-            + "; ".join(f"{t} {figures[stack, t]}" for t in ("echo", "server_ping", "thought_record"))
+            + "; ".join(
+                f"{t} {[round(v, 3) for v in figures[stack, t]]}"
+                for t in ("echo", "server_ping", "thought_record")
+            )
         )
     if "h11" in STACKS and STACK in STACKS:
         for tool in ("server_ping", "thought_record"):
