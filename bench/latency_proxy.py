@@ -10,8 +10,8 @@ connections can be timed near (0) and far in turns, through the same hops.
 It counts round trips two ways. A wait is a message after which the client can go on only
 once the server answered: it reads the PostgreSQL frontend protocol the client sends and counts
 Sync, Flush and simple Query messages (in pipeline mode psycopg sends statements without either,
-and a Flush or a Sync only where it is about to wait for a result), those sent together before
-the server answered as one (leaving a pipeline sends a Sync and a Flush at once). A turn is the client sending
+and a Flush or a Sync only where it is about to wait for a result), except a Flush right after a
+Sync: leaving a pipeline sends the two at once, and waits once. A turn is the client sending
 again after the server spoke, which overcounts a pipeline whose statements trickle out while the
 first answers come back. On SIGTERM, or when asked with a line on stdin, it prints
 `turns=N bytes_up=N bytes_down=N per=N,... up=N,... waits=N,...` to stdout (`per`, `up` and
@@ -48,6 +48,7 @@ class Counts:
 # Untyped messages a client may send before its StartupMessage, each answered before it goes on.
 _SSL_REQUEST, _GSSENC_REQUEST = 80877103, 80877104
 _WAITING = frozenset(b"SHQ")  # Sync, Flush, Query
+_SYNC, _FLUSH = ord("S"), ord("H")
 
 
 class Frontend:
@@ -55,7 +56,7 @@ class Frontend:
 
     def __init__(self) -> None:
         self.waits = 0
-        self.waiting = False  # a wait counted, and the server has not answered since
+        self._last = 0  # the type of the message before, to tell a Flush sent with its Sync
         self._buffer = b""
         self._started = False  # past the StartupMessage: every message has a type byte
 
@@ -69,12 +70,14 @@ class Frontend:
             if len(self._buffer) < head + length:
                 return
             message, self._buffer = self._buffer[: head + length], self._buffer[head + length :]
+            previous = self._last
             if not self._started:
                 code = int.from_bytes(message[4:8], "big")
                 self._started = code not in {_SSL_REQUEST, _GSSENC_REQUEST}
-            elif message[0] in _WAITING and not self.waiting:
-                self.waits += 1
-                self.waiting = True
+            else:
+                kind, self._last = message[0], message[0]
+                if kind in _WAITING and not (kind == _FLUSH and previous == _SYNC):
+                    self.waits += 1
 
 
 class _Connection:
@@ -100,7 +103,6 @@ class _Connection:
 
     def down(self, data: bytes) -> None:
         self.server_spoke = True
-        self.frontend.waiting = False
         self.counts.bytes_down += len(data)
 
 
