@@ -10,7 +10,15 @@ from typing import Any
 import mcp_types as types
 
 from colibri.storage.sqlite.fts import BLENDED, Document, TextIndex
-from colibri.switchboard.routing.catalog import MAX_QUERY_WORDS, Catalog, also_of, name_words, words_of
+from colibri.switchboard.routing.catalog import (
+    MAX_QUERY_WORDS,
+    Catalog,
+    also_of,
+    id_patterns,
+    ids_of,
+    name_words,
+    words_of,
+)
 
 
 def tool(name: str, description: str, **arguments: str) -> types.Tool:
@@ -117,3 +125,40 @@ def test_a_blended_search_still_reaches_every_match() -> None:
     index.replace("many", [Document(f"many.t{n}", f"t{n}", "", "Open a folder.", "") for n in range(count)])
     found = list(index.search(["folder"], [(["folder"], ["directory"])]))
     assert sorted(found) == sorted(f"many.t{n}" for n in range(count))
+
+
+def test_a_query_about_a_server_lifts_its_tools() -> None:
+    # "forget" says the query is about memory (a tool of it has that name): memory's add comes
+    # before the shell's add_alias, which BM25 alone ranks first for "add" (a shorter text).
+    downstreams: dict[str, Any] = {
+        "memory": SimpleNamespace(
+            tools={
+                "add": tool("add", "Add a fact to what is kept, one per call."),
+                "forget": tool("forget", "Forget a fact."),
+            }
+        ),
+        "shell": SimpleNamespace(tools={"add_alias": tool("add_alias", "Add an alias.")}),
+    }
+    catalog = Catalog(downstreams, lambda: {})
+    assert list(catalog.search(words_of("add"))) == ["shell.add_alias", "memory.add"]
+    found = list(catalog.search(words_of("add one I may forget later")))
+    assert found == ["memory.forget", "memory.add", "shell.add_alias"]  # only what the words matched
+
+
+def test_an_id_in_a_tools_own_format_lifts_that_tool() -> None:
+    ticket = {"type": "string", "pattern": "^T-[1-9][0-9]*$"}
+    get = types.Tool(
+        name="get", description="One item.", input_schema={"type": "object", "properties": {"id": ticket}}
+    )
+    # list_items has "item" in its name, which BM25 weighs most; get takes an id like the query's.
+    listing = tool("list_items", "Every item.")
+    downstreams: dict[str, Any] = {"board": SimpleNamespace(tools={"get": get, "list_items": listing})}
+    catalog = Catalog(downstreams, lambda: {})
+    query = "the item T-12, please"
+    assert ids_of(query) == ["T-12"] and ids_of("in 2 days, T-3.") == ["2", "T-3"]
+    assert list(catalog.search(words_of(query))) == ["board.list_items", "board.get"]
+    assert list(catalog.search(words_of(query), (), ids_of(query))) == ["board.get", "board.list_items"]
+    # Found by the id alone, where no word matches.
+    assert list(catalog.search(words_of("T-7"), (), ["T-7"])) == ["board.get"]
+    # A pattern that could backtrack for long is no format to go by.
+    assert id_patterns(types.Tool(name="x", input_schema={"properties": {"a": {"pattern": "^(a+)+$"}}})) == []

@@ -12,12 +12,17 @@ each as (the words said, the words meant). They are ranked by queries of their o
 than the caller's words, so an expansion never outranks a literal match: the words meant count
 `ALSO_WEIGHT` of their BM25 score, and where the words said match documents themselves, a document
 found only through what they mean gets less from it than the best document having words said.
+
+A search may also bring what a caller knows of some documents beside their words, each as a share
+of the best score added to a document's, so scaled to whatever the words scored: a `prior` (such as
+the server a query is about) reorders the documents the words matched; a `signal` (such as an id
+in a tool's id format) also brings forward a document no word matched.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 # How much a word counts in each column, over the description's 1: a word of the name says most;
@@ -73,15 +78,22 @@ class TextIndex:
             self._db.execute("DELETE FROM docs WHERE grp = ?", (group,))
 
     def search(
-        self, words: Sequence[str], also: Sequence[Expansion] = (), *, batch: int = 64
+        self,
+        words: Sequence[str],
+        also: Sequence[Expansion] = (),
+        *,
+        prior: Mapping[str, float] | None = None,
+        signal: Mapping[str, float] | None = None,
+        batch: int = 64,
     ) -> Iterator[str]:
         """The keys of the documents matching any of `words` (or of `also`, counting less), best
-        first (BM25), fetched in batches so a caller that stops early reads few rows."""
+        first (BM25, plus each key's `prior` and `signal` times the best score), fetched in batches
+        so a caller that stops early reads few rows."""
         seen: set[str] = set()
-        if also:
+        if also or prior or signal:
             # The best few hundred blended; past them (a caller that may see none of those),
             # the rest of what anything matched, as if all were the caller's words.
-            for key in self._blended(words, also):
+            for key in self._blended(words, also, prior or {}, signal or {}):
                 seen.add(key)
                 yield key
             words = [*words, *_meant(also[:MAX_EXPANSIONS])]
@@ -96,7 +108,13 @@ class TextIndex:
                 return
             offset += batch
 
-    def _blended(self, words: Sequence[str], also: Sequence[Expansion]) -> list[str]:
+    def _blended(
+        self,
+        words: Sequence[str],
+        also: Sequence[Expansion],
+        prior: Mapping[str, float],
+        signal: Mapping[str, float],
+    ) -> list[str]:
         """A few lookups, whatever the number of expansions: BM25 sums what each word of an OR
         adds, so the words meant are scored together as if apart. Those of words said that match
         nothing themselves have no literal match to stay below; the others are scaled below the
@@ -114,6 +132,12 @@ class TextIndex:
                 extra[key] = extra.get(key, 0.0) + score * (1.0 if key in literal else scale)
         for key, score in extra.items():
             scores[key] = scores.get(key, 0.0) + score
+        best = max(scores.values(), default=1.0)  # nothing matched: the signals alone order
+        for key, share in prior.items():
+            if key in scores:
+                scores[key] += share * best
+        for key, share in signal.items():
+            scores[key] = scores.get(key, 0.0) + share * best
         return sorted(scores, key=lambda key: -scores[key])
 
     def _any(self, words: Sequence[str]) -> bool:
@@ -122,6 +146,10 @@ class TextIndex:
             self._db.execute("SELECT 1 FROM docs WHERE docs MATCH ? LIMIT 1", (_match(words),)).fetchone()
             is not None
         )
+
+    def scores(self, words: Sequence[str]) -> dict[str, float]:
+        """The BM25 scores of the documents best matching any of `words`, higher is better."""
+        return self._scores(words)
 
     def _scores(self, words: Sequence[str]) -> dict[str, float]:
         """The BM25 scores of the best `BLENDED` documents matching any of `words`, higher is

@@ -21,7 +21,7 @@ from colibri.storage.sqlite.fts import Expansion
 from colibri.switchboard.base import INVALID_PARAMS, envelopes
 from colibri.switchboard.config import CALL_TOOL, FIND_TOOLS, ToolSearch
 from colibri.switchboard.downstream import Downstream
-from colibri.switchboard.routing.catalog import Catalog, also_of, words_of
+from colibri.switchboard.routing.catalog import Catalog, also_of, ids_of, words_of
 from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall, Who
 from colibri.switchboard.routing.policy import Policies
 from colibri.switchboard.routing.route import Own
@@ -173,7 +173,7 @@ class Search:
             message = f"find_tools: limit must be an integer from 1 to {MAX_LIMIT}, got {repr(limit)[:40]}"
             return Answer(Outcome.DENIED, _invalid(message, FIND_TOOLS, range=f"1-{MAX_LIMIT}"))
         words, also = words_of(query), also_of(query)
-        found = self.best(words, limit, who, also)
+        found = self.best(words, limit, who, also, ids_of(query))
         # The words searched for, not the query: how it was read, and never a long query said back.
         data: dict[str, Any] = {"words": words, "tools": [_definition(tool) for tool in found]}
         if also:
@@ -187,12 +187,17 @@ class Search:
         return Answer(Outcome.OK, envelopes.success(data))
 
     def best(
-        self, words: list[str], limit: int, who: Who | None, also: Sequence[Expansion] = ()
+        self,
+        words: list[str],
+        limit: int,
+        who: Who | None,
+        also: Sequence[Expansion] = (),
+        ids: Sequence[str] = (),
     ) -> list[types.Tool]:
-        """The `limit` best tools for `words` (and, counting less, `also`) this caller may see and
-        call, best first."""
+        """The `limit` best tools for `words` (and, counting less, `also`; lifted by the ids in
+        `ids`, catalog.py) this caller may see and call, best first."""
         found: list[types.Tool] = []
-        for key in self.catalog.search(words, also):
+        for key in self.catalog.search(words, also, ids):
             tool = self._shown(key, who)
             if tool is not None:
                 found.append(tool)
