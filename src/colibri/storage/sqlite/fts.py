@@ -22,7 +22,7 @@ in a tool's id format) also brings forward a document no word matched.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 # How much a word counts in each column, over the description's 1: a word of the name says most;
@@ -82,18 +82,18 @@ class TextIndex:
         words: Sequence[str],
         also: Sequence[Expansion] = (),
         *,
-        prior: Mapping[str, float] | None = None,
+        prior: Callable[[str], float] | None = None,
         signal: Mapping[str, float] | None = None,
         batch: int = 64,
     ) -> Iterator[str]:
         """The keys of the documents matching any of `words` (or of `also`, counting less), best
-        first (BM25, plus each key's `prior` and `signal` times the best score), fetched in batches
+        first (BM25, plus each key's `prior(key)` and `signal` times the best score), fetched in batches
         so a caller that stops early reads few rows."""
         seen: set[str] = set()
         if also or prior or signal:
             # The best few hundred blended; past them (a caller that may see none of those),
             # the rest of what anything matched, as if all were the caller's words.
-            for key in self._blended(words, also, prior or {}, signal or {}):
+            for key in self._blended(words, also, prior, signal or {}):
                 seen.add(key)
                 yield key
             words = [*words, *_meant(also[:MAX_EXPANSIONS])]
@@ -112,7 +112,7 @@ class TextIndex:
         self,
         words: Sequence[str],
         also: Sequence[Expansion],
-        prior: Mapping[str, float],
+        prior: Callable[[str], float] | None,
         signal: Mapping[str, float],
     ) -> list[str]:
         """A few lookups, whatever the number of expansions: BM25 sums what each word of an OR
@@ -133,9 +133,9 @@ class TextIndex:
         for key, score in extra.items():
             scores[key] = scores.get(key, 0.0) + score
         best = max(scores.values(), default=1.0)  # nothing matched: the signals alone order
-        for key, share in prior.items():
-            if key in scores:
-                scores[key] += share * best
+        if prior is not None:
+            for key in scores:
+                scores[key] += prior(key) * best
         for key, share in signal.items():
             scores[key] = scores.get(key, 0.0) + share * best
         return sorted(scores, key=lambda key: -scores[key])

@@ -196,17 +196,16 @@ class Catalog:
         self._update()
         return self.index.search(words, also, prior=self._prior(words, also), signal=self._ids(ids))
 
-    def _prior(self, words: list[str], also: Sequence[Expansion]) -> dict[str, float]:
+    def _prior(self, words: list[str], also: Sequence[Expansion]) -> Callable[[str], float] | None:
         """Each tool's share of the server a query is about, lifting the tools the query matched."""
-        lift: dict[str, float] = {}
-        # With one server, a prior over servers says nothing.
+        if len(self._indexed) < 2:  # with one server, a prior over servers says nothing
+            return None
         scores = self.servers.scores([*words, *(word for _, meant in also for word in meant)])
-        if len(self._indexed) > 1 and scores:
-            best = max(scores.values())
-            for server, score in scores.items():
-                for tool in self._indexed.get(server, {}):
-                    lift[f"{server}.{tool}"] = SERVER_LIFT * score / best
-        return lift
+        if not scores:
+            return None
+        best = max(scores.values())
+        shares = {server: SERVER_LIFT * score / best for server, score in scores.items()}
+        return lambda key: shares.get(key.partition(".")[0], 0.0) if "." in key else 0.0
 
     def _ids(self, ids: Sequence[str]) -> dict[str, float]:
         """The tools taking one of `ids` in their own id format: found by it, matched or not."""
