@@ -104,9 +104,15 @@ def switchboard_params(folder: Path, servers: dict[str, Any], mode: str, name: s
 
 
 async def all_healthy(client: Client, servers: int) -> None:
+    # In search mode switchboard_status is not listed: asked directly, the client could not find
+    # its output schema and warned it would not validate. Listed first, or else through call_tool.
+    names = {tool.name for tool in (await client.list_tools()).tools}
+    name, arguments = "switchboard_status", {}
+    if name not in names:
+        name, arguments = "call_tool", {"name": "switchboard_status", "arguments": {}}
     with anyio.fail_after(60):
         while True:
-            status = await client.call_tool("switchboard_status", {})
+            status = await client.call_tool(name, arguments)
             listed = (status.structured_content or {}).get("data", {}).get("servers", [])
             if len(listed) == servers and all(server["state"] == "HEALTHY" for server in listed):
                 return
