@@ -161,4 +161,5 @@ def test_an_id_in_a_tools_own_format_lifts_that_tool() -> None:
     # Found by the id alone, where no word matches.
     assert list(catalog.search(words_of("T-7"), (), ["T-7"])) == ["board.get"]
     # A pattern that could backtrack for long is no format to go by.
-    assert id_patterns(types.Tool(name="x", input_schema={"properties": {"a": {"pattern": "^(a+)+$"}}})) == []
+    for slow in ("^(a+)+$", "^a*a*a*a*b$"):
+        assert id_patterns(types.Tool(name="x", input_schema={"properties": {"a": {"pattern": slow}}})) == []

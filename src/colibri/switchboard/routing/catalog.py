@@ -34,8 +34,10 @@ from colibri.switchboard.routing.router import STATUS
 MAX_QUERY_WORDS = 64  # past these a query says nothing more, and each word costs a lookup
 SERVER_LIFT, ID_LIFT = 0.2, 0.5
 _MAX_ID, _MAX_PATTERN = 32, 100  # an id is short; a pattern longer says more than a format
-# A quantified group ("(a+)+"): a pattern that could backtrack for long on a short token, unused.
+# A quantified group ("(a+)+"), or more than two unbounded repeats ("a*a*a*b"): a pattern that
+# could backtrack for long even on a short token, unused.
 _NESTED = re.compile(r"\)[*+?{]")
+_UNBOUNDED, _MAX_UNBOUNDED = re.compile(r"[*+]|\{\d*,\}"), 2
 _SCHEMA_DEPTH = 3  # arguments, their fields, and those fields' own: deeper says little more
 # A word boundary inside a name: lower→Upper ("taskCreate"), and the end of an acronym ("HTTPServer").
 _CASE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -152,7 +154,12 @@ def id_patterns(tool: types.Tool) -> list[re.Pattern[str]]:
     found = []
     for spec in (properties if isinstance(properties, dict) else {}).values():
         pattern = spec.get("pattern") if isinstance(spec, dict) else None
-        if isinstance(pattern, str) and len(pattern) <= _MAX_PATTERN and not _NESTED.search(pattern):
+        if (
+            isinstance(pattern, str)
+            and len(pattern) <= _MAX_PATTERN
+            and not _NESTED.search(pattern)
+            and len(_UNBOUNDED.findall(pattern)) <= _MAX_UNBOUNDED
+        ):
             try:
                 found.append(re.compile(pattern))
             except re.error:  # a downstream's pattern Python does not read: no format to go by
