@@ -151,12 +151,16 @@ class Figure:
     def met(self) -> bool:
         match = _TARGET.match(self.target)
         if match is None:
-            raise ValueError(f"target {self.target!r} of {self.label!r} is not '<= N' or '>= N'")
-        bound = float(match["bound"].replace(",", ""))
-        return self.value <= bound if match["op"] in ("<=", "≤") else self.value >= bound
+            raise ValueError(
+                f"target {self.target!r} of {self.label!r} is not '<= N', '>= N', '< N' or '> N'"
+            )
+        bound, op = float(match["bound"].replace(",", "")), match["op"]
+        if op in ("<", ">"):
+            return self.value < bound if op == "<" else self.value > bound
+        return self.value <= bound if op in ("<=", "≤") else self.value >= bound
 
 
-_TARGET = re.compile(r"\s*(?P<op><=|>=|≤|≥)\s*(?P<bound>[0-9][0-9,]*(?:\.[0-9]+)?)")
+_TARGET = re.compile(r"\s*(?P<op><=|>=|≤|≥|<|>)\s*(?P<bound>[0-9][0-9,]*(?:\.[0-9]+)?)")
 # Every figure printed with a target in this process, in order (read by __main__'s --check).
 FIGURES: list[Figure] = []
 
