@@ -32,7 +32,6 @@ from mcp import Client, StdioServerParameters
 from bench.bench_switchboard import (
     HTTP_ECHO_SERVER,
     Block,
-    free_port,
     http_block,
     started,
     switchboard_params,
@@ -40,6 +39,7 @@ from bench.bench_switchboard import (
     write_config,
 )
 from bench.common import Target, alternating_calls, echo_params, percentile
+from bench.procs import free_port
 
 BLOCK = 200
 WARMUP = 50

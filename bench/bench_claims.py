@@ -31,7 +31,6 @@ import itertools
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from bench.bench_http import _client
 from bench.bench_postgres import _env
 from bench.bench_tasks import build_graph
 from bench.common import line, median, percentile
+from bench.procs import cpu_seconds, free_port, postgres_pids, wait_listening
 from colibri.domains import access
 from colibri.domains.tasks import claims, service
 from colibri.domains.tasks.arguments import UpdateTaskArgs
@@ -63,7 +63,6 @@ ROUNDS = int(os.environ.get("BENCH_CLAIMS_ROUNDS", "3"))
 AGENTS = 16
 HTTP_CALLS = max(1, CALLS // 2)  # per agent and window: two kinds of client share the board's ready tasks
 PROTOCOL = "2025-11-25"  # asked for in initialize; the lean client then sends what the server agreed
-TICKS = os.sysconf("SC_CLK_TCK")
 CLAIM = {"claim": True, "lease_s": 3600}
 UNCLAIMED: dict[str, Any] = {}
 
@@ -242,16 +241,15 @@ class _Meter:
 
     def __init__(self, server_pid: int, postgres_data: Path) -> None:
         self.server_pid = server_pid
-        self.postmaster = int((postgres_data / "postmaster.pid").read_text().split()[0])
+        self.postgres = postgres_pids(postgres_data)
         self.spent: dict[str, float] = {"server": 0.0, "agents": 0.0, "postgres": 0.0}
         self._before: dict[str, float] = {}
 
     def _now(self) -> dict[str, float]:
-        postgres = [self.postmaster, *_children(self.postmaster)]
         return {
-            "server": _cpu(self.server_pid),
+            "server": cpu_seconds(self.server_pid),
             "agents": sum(os.times()[:2]),
-            "postgres": sum(_cpu(pid) for pid in postgres),
+            "postgres": sum(cpu_seconds(pid) for pid in self.postgres()),
         }
 
     def open(self) -> None:
@@ -260,29 +258,6 @@ class _Meter:
     def close(self) -> None:
         for name, spent in self._now().items():
             self.spent[name] += spent - self._before[name]
-
-
-def _cpu(pid: int) -> float:
-    """utime + stime of a process (all its threads), in seconds; 0 if it has ended."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def _children(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if (
-                entry.name.isdigit()
-                and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent
-            ):
-                found.append(int(entry.name))
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # ended while listed
-    return found
 
 
 def _floor(spent: dict[str, float]) -> float:
@@ -298,24 +273,12 @@ def _floor(spent: dict[str, float]) -> float:
 @asynccontextmanager
 async def _serving(env: dict[str, str]) -> AsyncIterator[tuple[str, int]]:
     """One `colibri serve --http`, listening: its MCP URL and its pid."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "colibri", "serve", "--http", f"127.0.0.1:{port}"], env=env
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"colibri serve --http ended at start (exit {process.returncode})")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                await anyio.sleep(0.05)
+        await wait_listening(port, process, seconds=60)
         yield f"http://127.0.0.1:{port}/mcp", process.pid
     finally:
         process.terminate()

@@ -21,7 +21,6 @@ Target: ratio >= 0.95.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.helpers.static_issuer import StaticIssuer, static_issuer
 
 from bench.common import _no_validation, line, median
+from bench.procs import free_port, wait_listening_sync
 from bench.server_cpu import cpu_per_call
 from colibri.serving.http import STACK
 
@@ -52,26 +52,6 @@ STACKS = os.environ.get("BENCH_HTTP_STACKS", "h11,httptools,granian").split(",")
 CPU_CALLS = int(os.environ.get("BENCH_HTTP_CPU_CALLS", "2000"))  # the window, per server and round
 CPU_CLIENTS = 8
 HERE = Path(__file__).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
-def _wait(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
 
 
 @asynccontextmanager
@@ -153,17 +133,17 @@ def cpu_section(folder: Path) -> None:
     tokens: dict[str, str] = {}
     try:
         for stack in STACKS:
-            port = _free_port()
+            port = free_port()
             command = [sys.executable, str(HERE / "http_echo_server.py"), str(port), stack]
             servers[f"echo {stack}"] = subprocess.Popen(command), f"http://127.0.0.1:{port}/mcp"
             env = _colibri_env(folder / stack)
             (folder / stack).mkdir()
-            tokens[stack], port = _token(env), _free_port()
+            tokens[stack], port = _token(env), free_port()
             command = [sys.executable, str(HERE / "colibri_on_stack.py"), stack, "serve", "--http"]
             process = subprocess.Popen([*command, f"127.0.0.1:{port}"], env=env)
             servers[f"colibri {stack}"] = process, f"http://127.0.0.1:{port}/mcp"
         for process, url in servers.values():
-            _wait(int(url.split(":")[2].split("/")[0]), process)
+            wait_listening_sync(int(url.split(":")[2].split("/")[0]), process)
         figures: dict[tuple[str, str], list[float]] = {}
         for number in range(ROUNDS):
             # The stacks take turns, their order reversed every other round, so that a change in the
@@ -216,14 +196,14 @@ def _report_cpu(figures: dict[tuple[str, str], list[float]]) -> None:
 
 
 async def run(folder: Path, issuer: StaticIssuer) -> None:
-    echo_port, colibri_port = _free_port(), _free_port()
+    echo_port, colibri_port = free_port(), free_port()
     echo = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("http_echo_server.py")), str(echo_port)]
     )
     colibri, token = _start_colibri(folder, colibri_port, issuer.issuer)
     try:
-        _wait(echo_port, echo)
-        _wait(colibri_port, colibri)
+        wait_listening_sync(echo_port, echo)
+        wait_listening_sync(colibri_port, colibri)
         echo_url, colibri_url = f"http://127.0.0.1:{echo_port}/mcp", f"http://127.0.0.1:{colibri_port}/mcp"
         for clients in CLIENT_COUNTS if "echo" in SECTIONS else ():
             for tool in ("server_ping", "thought_record"):

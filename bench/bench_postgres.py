@@ -50,10 +50,11 @@ import anyio
 from tests.helpers import postgres as pg
 from tests.helpers import signing_key
 
-from bench.bench_http import _client, _free_port, _wait
+from bench.bench_http import _client
 from bench.bench_tasks import EDGES, TASKS, build_graph
 from bench.common import in_process, line, median, percentile
-from bench.pg_meters import CpuMeter, model, postgres_pids
+from bench.pg_meters import CpuMeter, model
+from bench.procs import free_port, postgres_pids, wait_listening_sync
 from colibri.domains.tasks.arguments import UpdateTaskArgs
 from colibri.domains.tasks.next_actions import next_actions
 from colibri.domains.tasks.service import update_task
@@ -92,14 +93,14 @@ def _token(env: dict[str, str]) -> str:
 @asynccontextmanager
 async def _served(env: dict[str, str], count: int) -> AsyncIterator[tuple[list[str], list[int]]]:
     """`count` replicas, running: their MCP URLs and their pids."""
-    ports = [_free_port() for _ in range(count)]
+    ports = [free_port() for _ in range(count)]
     processes = [
         subprocess.Popen([sys.executable, "-m", "colibri", "serve", "--http", f"127.0.0.1:{port}"], env=env)
         for port in ports
     ]
     try:
         for port, process in zip(ports, processes, strict=True):
-            _wait(port, process)
+            wait_listening_sync(port, process)
         yield [f"http://127.0.0.1:{p}/mcp" for p in ports], [process.pid for process in processes]
     finally:
         for process in processes:
@@ -313,7 +314,7 @@ class Proxy:
     """bench/latency_proxy.py in front of the server: its delay set, its round trips read."""
 
     def __init__(self, server_port: int) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self._process = subprocess.Popen(
             [sys.executable, "-m", "bench.latency_proxy", str(self.port), str(server_port), "0"],
             stdin=subprocess.PIPE,

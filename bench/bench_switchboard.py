@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.common import ECHO_SERVER, Target, alternating_calls, echo_params, line, percentile, rate
+from bench.procs import cpu_seconds, free_port, wait_listening
 from colibri.domains.log.keys import write_key_file
 from colibri.domains.log.note import Signer
 
@@ -48,7 +48,6 @@ HTTP_SECONDS = float(os.environ.get("BENCH_SWITCHBOARD_HTTP_SECONDS", "4"))
 HTTP_ROUNDS = int(os.environ.get("BENCH_SWITCHBOARD_HTTP_ROUNDS", "3"))
 HTTP_WARMUP = 10  # calls per client before a block's window opens
 HTTP_ECHO_SERVER = Path(__file__).with_name("http_echo_server.py")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def write_config(folder: Path, *, audit: bool = False, url: str | None = None) -> Path:
@@ -87,34 +86,6 @@ async def wait_healthy(client: Client, timeout: float = 30.0) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"the downstream never became healthy: {servers}")
         await anyio.sleep(0.05)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
-async def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args!r} exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"nothing listens on {port} after 30 s") from None
-            await anyio.sleep(0.05)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of process `pid` (all its threads) so far, from /proc/PID/stat."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ", field 3 (state) is first
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime (fields 14, 15)
 
 
 @dataclass(frozen=True)

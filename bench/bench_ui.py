@@ -15,7 +15,6 @@ import hashlib
 import json
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from bench.bench_trail import build_database
 from bench.common import line, percentile
+from bench.procs import free_port
 from colibri.core.cursor import encode_cursor
 from colibri.core.merkle import leaf_hash, node_hash
 from colibri.domains.log.entries import action_entry
@@ -157,7 +157,7 @@ def _entries(conn: Connection) -> list[tuple[str, int, bytes]]:
 
 
 def measure_pages(db_path: Path, workdir: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {"COLIBRI_DB_PATH": str(db_path), "COLIBRI_LOG_LEVEL": "warn", "PATH": "/usr/bin:/bin"}
     log = (workdir / "ui.log").open("wb")
     process = subprocess.Popen(
@@ -225,10 +225,3 @@ def _wait(base: str) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port

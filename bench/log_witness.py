@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx2
 
 from bench.common import line, percentile
+from bench.procs import free_port
 from colibri.domains.log import tree
 from colibri.domains.log.checkpoint import Checkpoint
 from colibri.domains.log.cosignature import parse_cosigner_key, timestamp_of
@@ -40,7 +41,7 @@ def tiles_and_witness(workdir: Path, db_path: Path, signer: Signer) -> None:
     key_file = workdir / "tiles.key"
     key_file.write_text(signer.key() + "\n")
     env = {**os.environ, "COLIBRI_DB_PATH": str(db_path), "COLIBRI_SIGNING_KEY": str(key_file)}
-    port = _free_port()
+    port = free_port()
     with _process(
         [sys.executable, "-m", "colibri", "serve", "--http", f"127.0.0.1:{port}", "--no-auth"], env, port
     ):
@@ -48,7 +49,7 @@ def tiles_and_witness(workdir: Path, db_path: Path, signer: Signer) -> None:
     cosigner = Signer.generate("bench.example/witness", ALG_COSIGNATURE)
     (workdir / "witness.key").write_text(cosigner.key() + "\n")
     origin = _origin(db_path)
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "colibri", "witness", "serve", "--http", f"127.0.0.1:{port}"]
     command += ["--key", str(workdir / "witness.key"), "--db", str(workdir / "witness.db")]
     command += ["--log", f"{origin} {signer.verifier().key()}"]
@@ -140,12 +141,6 @@ def _path(index: int) -> str:
         index //= 1000
         groups.append(f"x{index % 1000:03d}")
     return "/".join(reversed(groups))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager

@@ -28,44 +28,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from bench.common import line
+from bench.procs import cpu_seconds
 
-TICK = os.sysconf("SC_CLK_TCK")
 REPLICAS = (1, 2, 4, 8)
 CORES = (2, 8, 32)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process so far (0 if it is gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    fields = stat.rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14 and 15)
-
-
-def children_of(parent: int) -> list[int]:
-    """Pids whose parent is `parent`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
-            found.append(int(entry.name))
-    return found
-
-
-def postgres_pids(data: Path) -> Callable[[], list[int]]:
-    """The postmaster of the cluster in `data` and its processes, as they are when called."""
-    postmaster = int((data / "postmaster.pid").read_text().split()[0])
-    return lambda: [postmaster, *children_of(postmaster)]
 
 
 class CpuMeter:

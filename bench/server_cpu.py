@@ -1,6 +1,6 @@
 """A server's CPU per call over Streamable HTTP, read from /proc (SPEC §25: CPU per call is the budget).
 
-`cpu_seconds(pid)` is the user and system time of a process and all its descendants, every thread
+`tree_cpu_seconds(pid)` is the user and system time of a process and all its descendants, every thread
 included (/proc/PID/stat counts a process's threads, those that ended too). `cpu_per_call` opens
 `clients` MCP sessions with plain HTTP requests (no SDK client: the measuring process competes for
 the same 2 cores, so the lighter it is the steadier the server's figure), warms each up, then reads
@@ -10,32 +10,16 @@ the server's CPU time around a window of `calls` calls shared among the clients.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 
-TICKS = os.sysconf("SC_CLK_TCK")
+from bench.procs import tree_cpu_seconds
+
 VERSION = "2025-11-25"
 WARM_UP = 20  # calls per client before the window
 _HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of `pid` and its descendants, in seconds."""
-    total, pending = 0.0, [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / TICKS
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending += [int(child) for child in (task / "children").read_text().split()]
-        except FileNotFoundError:
-            continue  # a descendant that ended meanwhile: its time is in its parent's now
-    return total
 
 
 class _Session:
@@ -111,7 +95,7 @@ async def cpu_per_call(
                 await session.request("tools/call", params)
             finished += 1
             if finished == clients:
-                spent.append(cpu_seconds(pid))
+                spent.append(tree_cpu_seconds(pid))
                 window_closed.set()
             await window_closed.wait()
             await http.delete(url, headers=session.headers)
@@ -120,6 +104,6 @@ async def cpu_per_call(
         for index in range(clients):
             tasks.start_soon(client, index)
         await everyone_ready.wait()
-        before = cpu_seconds(pid)
+        before = tree_cpu_seconds(pid)
         window_open.set()
     return (spent[0] - before) / calls
