@@ -175,8 +175,7 @@ class GroupCommit:
     def _attempt(self, db: Database, batch: list[_Item]) -> BatchFailed | None:
         try:
             with db.atomic():
-                for position, item in enumerate(batch):
-                    self._audit.ahead.coming(len(batch) - position - 1)  # rows numbered ahead (PostgreSQL)
+                for item in batch:
                     try:
                         item.result, item.error = item.work(), None
                     except ChainError as exc:  # refused before it wrote anything

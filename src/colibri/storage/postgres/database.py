@@ -1,19 +1,22 @@
 """The PostgreSQL backend: one psycopg 3 connection, pipelined transactions, errors mapped.
 
-Write transactions take one transaction-scoped advisory lock (dialect.TAKE_WRITE_LOCK), so every
-read-then-write step (a chain append, a task number, an `expected_version` check) runs alone across
-all processes sharing the database, as BEGIN IMMEDIATE makes them run on one SQLite file. A
-read-only open makes every transaction read-only in the server.
+Write transactions take one transaction-scoped advisory lock (dialect.TAKE_WRITE_LOCK), so
+every read-then-write step (a chain append, a task number, an `expected_version` check) runs
+alone across all processes sharing the database, exactly as BEGIN IMMEDIATE makes them run
+on one SQLite file. A read-only open makes every transaction read-only in the server.
 
-Every statement is a network round trip taken while that lock is held, so a write transaction runs
-in psycopg's pipeline mode: statements whose results nobody reads yet (BEGIN, the lock, an INSERT, a
-SAVEPOINT) are sent without waiting, and the connection waits only where a result is read and at
-COMMIT. Inside `careful()` it also waits where a savepoint directly inside the transaction is
-released, so that an error is raised, and rolled back, inside the savepoint that caused it.
-Otherwise an error surfaces at the next result read (`errors_deferred`). Savepoint names are never
-reused, so rolling back to one that the failed statement preceded fails in turn, and COMMIT refuses
-the failed transaction (`OperationalError`; PostgreSQL would answer "ROLLBACK"); so does it after
-a refusal at an insert (errors.Failures). The chain then runs its calls again, carefully.
+Every statement is a network round trip taken while that lock is held, so a write transaction
+runs in psycopg's pipeline mode: statements whose results nobody reads yet (BEGIN, the lock, an
+INSERT, a SAVEPOINT) are sent without waiting, and the connection waits only where a result is
+read and at COMMIT. Inside `careful()` it also waits where a savepoint directly inside the
+transaction is released, so that an error is raised inside the savepoint whose statement caused
+it, and rolled back there.
+
+Otherwise an error of a statement sent earlier can surface later. That is safe because savepoint
+names are never reused within a transaction: rolling back to a savepoint that the failed
+statement preceded fails in turn, the transaction stays failed, and COMMIT refuses it
+(`OperationalError`) rather than answering "ROLLBACK" as PostgreSQL does for a failed one. The
+chain then runs the calls of that transaction again one by one, carefully (chain/group.py).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from colibri.core.errors import StorageError
 from colibri.storage.errors import OperationalError, UnavailableError
 from colibri.storage.memo import TransactionMemo
 from colibri.storage.postgres import dialect
-from colibri.storage.postgres.errors import Failures, convert
+from colibri.storage.postgres.errors import convert
 from colibri.storage.postgres.link import LOCK_TIMEOUT_MS, Guard, Link
 from colibri.storage.postgres.pipelining import Pipelining
 from colibri.storage.postgres.rows import PgCursor, translate
@@ -56,7 +59,7 @@ class PostgresDatabase:
         self._pipelining = Pipelining()
         self._memo = TransactionMemo()
         self._careful = False
-        self._failures = Failures()  # of the open transaction
+        self._first_error: StorageError | None = None  # of the open transaction, as it surfaced
 
     def __repr__(self) -> str:
         return f"PostgresDatabase({redact(self.url)!r}, readonly={self.readonly})"
@@ -84,8 +87,9 @@ class PostgresDatabase:
     @contextmanager
     def atomic(self) -> Iterator[Connection]:
         """All or nothing: the outermost level takes the store's write lock before any of its
-        statements runs (sent ahead of them, held from the first round trip), so writers of every
-        replica serialise their read-then-write steps; inner levels are savepoints."""
+        statements runs (sent ahead of them, it is held from the transaction's first round trip),
+        so writers of every replica serialise their read-then-write steps; inner levels are
+        savepoints."""
         depth = self._depth
         if depth == 0:
             self._begin()
@@ -114,7 +118,7 @@ class PostgresDatabase:
     def _begin(self) -> None:
         self._reconnect_or_refuse()
         self._savepoints = 0
-        self._failures = Failures()
+        self._first_error = None
         self._memo.begin()
         try:
             with self.guard:
@@ -128,13 +132,11 @@ class PostgresDatabase:
 
     def _commit(self) -> None:
         try:
-            if self._failures.refused is not None:
-                raise self._failures.refused
             with self.guard:
                 done = self.conn.execute("COMMIT")
                 self._pipelining.leave()  # its Sync: one round trip for all that is still queued
             if done.statusmessage != "COMMIT":
-                raise self._failures.first or OperationalError(
+                raise self._first_error or OperationalError(
                     "the transaction had failed on an earlier statement and PostgreSQL rolled it "
                     "back at COMMIT: nothing of it was written"
                 )
@@ -142,7 +144,7 @@ class PostgresDatabase:
             self._abort()
             # The first error tells why (a lock wait over the timeout, say), wherever it surfaced
             # and whoever caught it there; later ones only say the transaction had failed.
-            first = self._failures.first
+            first = self._first_error
             if first is None or first is exc:
                 raise
             raise first from exc
@@ -188,7 +190,9 @@ class PostgresDatabase:
 
     def statement_failed(self, exc: psycopg.Error) -> StorageError:
         error = convert(exc)
-        return self._failures.note(exc, error) if self._depth else error  # noted in a transaction
+        if self._depth and self._first_error is None and not isinstance(exc, psycopg.errors.PipelineAborted):
+            self._first_error = error
+        return error
 
     def connection_lost(self, exc: psycopg.Error) -> UnavailableError:
         """Note the loss (whatever transaction was open is gone with it) and say so."""
@@ -203,10 +207,6 @@ class PostgresDatabase:
     def _reconnect_or_refuse(self) -> None:
         if self.link.reason is not None and not self.link.restore():
             raise self.link.refusal()
-
-    @property
-    def errors_deferred(self) -> bool:
-        return self._depth > 0 and not self._careful and self._pipelining.pipeline is not None
 
     @contextmanager
     def careful(self) -> Iterator[None]:
@@ -284,7 +284,8 @@ class PostgresDatabase:
         """Nothing to do: the server checkpoints its own WAL."""
 
     def user_table_count(self) -> int:
-        return int(self.execute(dialect.USER_TABLE_COUNT).fetchone()[0])
+        row = self.execute(dialect.USER_TABLE_COUNT).fetchone()
+        return int(row[0])
 
     def unavailable(self) -> str | None:
         reason = self.link.reason

@@ -8,7 +8,6 @@ import psycopg
 
 from colibri.core.errors import StorageError
 from colibri.storage import errors
-from colibri.storage.postgres.dialect import REFUSED_AT_INSERT
 
 # SQLSTATE classes and codes (PostgreSQL manual, appendix A).
 _BY_STATE: dict[str, type[StorageError]] = {
@@ -48,28 +47,6 @@ def convert(exc: psycopg.Error) -> StorageError:
         # No SQLSTATE: the client lost (or never had) its connection.
         return errors.UnavailableError(message)
     return errors.OperationalError(message)
-
-
-class Failures:
-    """The errors of the open transaction: the first, as it surfaced (it tells why the transaction
-    failed, wherever it surfaced and whoever caught it there), and a refusal at an insert
-    (`dialect.REFUSED_AT_INSERT`), after which the transaction must not commit even if a savepoint
-    rolled the refused statement back: caught in the savepoint of the call that caused it, it became
-    that call's error, where the chain's careful rerun reads and refuses with the call's own."""
-
-    __slots__ = ("first", "refused")
-
-    def __init__(self) -> None:
-        self.first: StorageError | None = None
-        self.refused: StorageError | None = None
-
-    def note(self, exc: psycopg.Error, error: StorageError) -> StorageError:
-        """Note `error`, what `exc` became; returns it."""
-        if self.first is None and not isinstance(exc, psycopg.errors.PipelineAborted):
-            self.first = error
-        if exc.sqlstate == REFUSED_AT_INSERT:
-            self.refused = error
-        return error
 
 
 class _MapExceptions:

@@ -49,12 +49,7 @@ def connect(url: str, *, readonly: bool) -> psycopg.Connection[Any]:
     """An autocommit connection with Colibri's session settings; `UnavailableError` if none."""
     info = conninfo(url, readonly=readonly)
     try:
-        # No prepared statements: in pipeline mode psycopg counts a statement as prepared once its
-        # Parse is sent, and a Parse skipped because an earlier statement failed leaves a name the
-        # server never had ("prepared statement _pg3_14 does not exist" on its next use).
-        conn: psycopg.Connection[Any] = psycopg.connect(
-            info, autocommit=True, row_factory=row_factory, prepare_threshold=None
-        )
+        conn: psycopg.Connection[Any] = psycopg.connect(info, autocommit=True, row_factory=row_factory)
     except psycopg.Error as exc:
         raise cannot_open(url, exc) from exc
     return conn
