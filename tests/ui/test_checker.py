@@ -16,7 +16,9 @@ LONG_CHECK_S = 120.0
 
 def started_then_sleeps(marker: str, seconds: float) -> None:
     """A long check that says when it has begun (run in the worker: a module-level function)."""
-    Path(marker).write_text(str(os.getpid()))
+    # Written whole, then named: a marker that exists has its content (the test reads it at once).
+    Path(marker).with_suffix(".writing").write_text(str(os.getpid()))
+    os.replace(Path(marker).with_suffix(".writing"), marker)
     time.sleep(seconds)
     Path(marker).with_suffix(".finished").write_text("the check ran to its end")
 
