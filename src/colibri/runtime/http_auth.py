@@ -21,7 +21,6 @@ from mcp.server.context import ServerRequestContext
 from pydantic import AnyHttpUrl
 from starlette.requests import Request
 
-from colibri.core import tokens
 from colibri.core.callers import LOCAL, Caller
 from colibri.core.errors import StorageError
 from colibri.domains import access
@@ -36,8 +35,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("colibri.http")
 
 SCOPES = {access.Scope.READ: ["read"], access.Scope.WRITE: ["read", "write"]}
-# Looked up only for a refused token: one of ours, revoked, is named in the log line.
-REVOKED_NAME = "SELECT name FROM access_tokens WHERE digest = ? AND revoked_at IS NOT NULL"
+# How a refusal's log line says why one of our tokens was refused.
+REFUSED = {"revoked": "was revoked", "expired": "has expired"}
 
 
 class DatabaseTokenVerifier:
@@ -46,8 +45,8 @@ class DatabaseTokenVerifier:
     On a read-only connection of its own, so a check never waits for the chain's lock (a batch
     of write calls holds it while it commits, chain/group.py) and never waits for a writer: on
     SQLite a WAL read, quick enough for the event loop; on PostgreSQL a round trip awaited on
-    the loop (storage/postgres/reader.py says why not in a worker thread). Every request still
-    reads the table, so a revoked token is refused at once.
+    the loop (storage/postgres/reader.py says why not in a worker thread). Every request reads
+    its token's one row (by its digest's index), so a revoked token is refused at once.
     """
 
     def __init__(self, app: App) -> None:
@@ -68,30 +67,20 @@ class DatabaseTokenVerifier:
             self._refusals.refused("unknown", "a bearer token that is not a Colibri token (col_...)")
             return None
         try:
-            rows = await self._rows(served, access.ACTIVE_TOKENS)
-            now = time.time()
-            info = access.match(token, rows, now)
-            if info is None:
-                await self._refused(served, token, rows, now)
-                return None
+            sql, params = access.lookup(token)
+            info, status = access.judge(token, await self._rows(served, sql, params), time.time())
         except StorageError as exc:
             log.error("could not check a bearer token: %s", exc)
+            return None
+        if info is None:
+            self._refusals.refused("unknown", "a bearer token this server never issued")
+            return None
+        if status != "active":  # one of ours: the log names it, never the token itself
+            self._refusals.refused(status, f"the token named {info.name!r} {REFUSED[status]}")
             return None
         return AccessToken(
             token=token, client_id=info.name, scopes=SCOPES[info.scope], expires_at=info.expires_at
         )
-
-    async def _refused(self, served: Database, token: str, rows: Sequence[Sequence[Any]], now: float) -> None:
-        """Log why `token` was refused, naming its token's name when it is one of ours."""
-        found = tokens.find(token, [row[5] for row in rows])
-        if found is not None:  # not revoked, so refused for its age
-            self._refusals.refused("expired", f"the token named {rows[found][0]!r} has expired")
-            return
-        revoked = await self._rows(served, REVOKED_NAME, (tokens.digest(token),))
-        if revoked:
-            self._refusals.refused("revoked", f"the token named {revoked[0][0]!r} was revoked")
-        else:
-            self._refusals.refused("unknown", "a bearer token this server never issued")
 
     async def _rows(
         self, served: Database, sql: str, params: tuple[Any, ...] = ()

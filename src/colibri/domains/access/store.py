@@ -91,8 +91,14 @@ def revoke(db: Database, name: str) -> None:
             conn.execute("UPDATE access_tokens SET revoked_at = ? WHERE name = ?", (utc_now(), name))
 
 
-# The rows a token is checked against: every token not revoked, read whole so each is compared.
+# Kept for readers of every active token at once (no check reads them any more: see TOKEN_BY_DIGEST).
 ACTIVE_TOKENS = f"SELECT {_COLUMNS}, digest FROM access_tokens WHERE revoked_at IS NULL"
+# The one row a presented token can be, found through the index of the UNIQUE `digest` column, so a
+# check reads one row however many tokens the database holds. Revoked rows are read too, so a
+# refusal can name the token. Timing the index tells at most how much of a SHA-256 matched some
+# stored digest, which says nothing of a secret token (nor of the digests, which are not secret
+# against guessing 256 random bits); the digest found is still compared in constant time.
+TOKEN_BY_DIGEST = f"SELECT {_COLUMNS}, digest FROM access_tokens WHERE digest = ?"
 
 
 def well_formed(token: str) -> bool:
@@ -100,17 +106,31 @@ def well_formed(token: str) -> bool:
     return token.startswith(tokens.PREFIX)
 
 
+def lookup(token: str) -> tuple[str, tuple[str]]:
+    """The statement and parameters that read `token`'s row (of `TOKEN_BY_DIGEST`)."""
+    return TOKEN_BY_DIGEST, (tokens.digest(token),)
+
+
+def judge(token: str, rows: Sequence[Sequence[Any]], now: float) -> tuple[TokenInfo | None, str]:
+    """`token`'s row among `rows` (of `TOKEN_BY_DIGEST`) and its status: "active", "expired",
+    "revoked" or "unknown" (then no row)."""
+    found = tokens.find(token, [row[5] for row in rows])
+    if found is None:
+        return None, "unknown"
+    info = _info(rows[found][:5])
+    return info, info.status(now)
+
+
 def authenticate(db: Database, token: str, now: float) -> TokenInfo | None:
     """The active token `token` is, or None (unknown, revoked or expired)."""
     if not well_formed(token):
         return None
-    return match(token, db.tuples(ACTIVE_TOKENS).fetchall(), now)
+    sql, params = lookup(token)
+    info, status = judge(token, db.tuples(sql, params).fetchall(), now)
+    return info if status == "active" else None
 
 
 def match(token: str, rows: Sequence[Sequence[Any]], now: float) -> TokenInfo | None:
-    """The active token `token` is among `rows` (of `ACTIVE_TOKENS`), or None."""
-    found = tokens.find(token, [row[5] for row in rows])
-    if found is None:
-        return None
-    info = _info(rows[found][:5])
-    return info if info.status(now) == "active" else None
+    """The active token `token` is among `rows` (of `ACTIVE_TOKENS` or `TOKEN_BY_DIGEST`), or None."""
+    info, status = judge(token, rows, now)
+    return info if status == "active" else None
