@@ -4,12 +4,10 @@ The stdio edge (`pipes`) shows every line to `ClientLane.take` before the SDK pa
 `tools/call` for a routed tool (`server.tool` or a fallback capability) from a client past its
 handshake (or a 2026-era request naming a version the SDK serves) is taken here: it takes the same
 `Route` as every call (routing/route.py: health admission and verdicts, fallback, never repeating a
-non-idempotent call, filtering, the observers, the same envelopes) and, on a stdio downstream, is
-sent down its lean lane (downstream/lanes.py). It is routed and sent from the pipe's callback and
-answered from the downstream's, with no task in between: the route says what to do next, this lane
-does it. A task serves a call only where something must wait — the first verdicts, a downstream
-without a lean lane, or an observer that must finish before the call is sent or the answer goes
-(an audit row that had to wait for the store). Everything else — the handshake, lists,
+non-idempotent call, filtering, the observers, the same envelopes) and, on a downstream with a lean
+lane, is sent down it (downstream/lanes.py). It is routed and sent from the pipe's callback and
+answered from the downstream's, driven as the HTTP face's lane drives its calls (driving.py).
+Everything else — the handshake, lists,
 `switchboard_status`, malformed input, arguments that are not an object, resources, prompts,
 relays — goes to the SDK as before.
 
@@ -20,11 +18,10 @@ end of input, the reader waits for the answers of the calls taken here (bounded)
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -33,11 +30,12 @@ import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri.pipes import LineWriter
-from colibri.switchboard.base import DownstreamError, ResultT, jsonlines, spans
+from colibri.switchboard.base import ResultT, jsonlines, spans
+from colibri.switchboard.faces.driving import Driver
 from colibri.switchboard.faces.lean_caller import LeanCall, LeanCaller, valid_id
 from colibri.switchboard.faces.lean_wire import Wire, answer_body, outcome_of, stamped
 from colibri.switchboard.faces.rounds import InputRounds, capabilities_of
-from colibri.switchboard.routing import Answer, Attempt, Clearing, Route, Switchboard
+from colibri.switchboard.routing import Answer, Switchboard
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -48,7 +46,7 @@ _CALL, _CANCELLED, _INITIALIZE = b'"tools/call"', b'"notifications/cancelled"', 
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-class ClientLane:
+class ClientLane(Driver):
     """Takes the routed tools/call requests of one stdio client off the SDK's path (a `pipes.Divert`)."""
 
     def __init__(
@@ -65,7 +63,6 @@ class ClientLane:
         self._limit_s = limit_s
         self._wire = Wire()
         self.send = self._wire.send
-        self.flush = self._wire.flush
         self._running = False
         self._calls: dict[types.RequestId, LeanCall] = {}
         self._idle: anyio.Event | None = None  # made only when someone waits for the calls to end
@@ -84,6 +81,9 @@ class ClientLane:
                     call.task.cancel()
                 elif call.abandon is not None:
                     self._abandon(call, "the switchboard is stopping")
+
+    async def flush(self) -> None:
+        await self._wire.flush()
 
     def attach(self, writer: LineWriter) -> None:
         self._wire.writer = writer
@@ -158,102 +158,11 @@ class ClientLane:
         if call.route is not None:
             call.route.cancelled()
 
-    # A call is routed right here, in the pipe's callback, and answered from the downstream's: two
-    # turns of the event loop where a task took four.
-
-    def _start(self, call: LeanCall) -> None:
-        if self._board.waits_for_start(call.name):
-            self._spawn(call, self._serve(call))
-            return
-        route = call.route = self._board.route(call.name, call.arguments)
-        with self._guarded(call, route):
-            self._go(call, route, route.start())
-
-    def _go(self, call: LeanCall, route: Route, step: Attempt | Clearing | Answer) -> None:
-        caller = self._caller(call)
-        while not isinstance(step, Answer):
-            if isinstance(step, Clearing):  # an observer must finish before it is sent: a task waits
-                self._spawn(call, self._serve(call, step))
-                return
-            attempt, tool = step, step.target.tool
-            done = partial(self._answered, call, route, attempt)
-            try:
-                abandon = attempt.downstream.send_raw(
-                    attempt.ticket,
-                    tool,
-                    call.arguments,
-                    caller,
-                    progress=caller.tell,
-                    done=done,
-                    vouch=route.statements,
-                )
-            except DownstreamError as exc:
-                step = route.failed(attempt, exc)
-                continue
-            if abandon is None:  # no lean lane there: a task awaits the answer
-                self._spawn(call, self._serve(call, attempt))
-            call.abandon = abandon
-            return
-        self._answer(call, route, step)
-
-    def _answered(
-        self, call: LeanCall, route: Route, attempt: Attempt, outcome: dict[str, Any] | DownstreamError
-    ) -> None:
-        call.abandon = None
-        with self._guarded(call, route), spans.current(call.span):
-            if isinstance(outcome, DownstreamError):
-                self._go(call, route, route.failed(attempt, outcome))
-            else:
-                self._answer(call, route, route.answered(attempt, outcome))
-
-    @contextmanager
-    def _guarded(self, call: LeanCall, route: Route) -> Iterator[None]:
-        """What goes wrong routing `call` is its answer: HANDLER_ERROR, as on the SDK's lane."""
-        try:
-            yield
-        except Exception as exc:
-            log.exception("switchboard failed routing %s", call.name)
-            self._answer(call, route, route.crashed(exc))
-
-    def _answer(self, call: LeanCall, route: Route, answer: Answer) -> None:
-        try:
-            waiting = route.before_answer(answer)
-        except Exception as exc:
-            log.exception("an observer failed before the answer to %s", call.name)
-            answer, waiting = route.crashed(exc), None
-        if waiting is not None:  # an observer must finish first: only then does the answer go
-            self._spawn(call, self._answer_after(call, route, answer, waiting))
-            return
-        self._finish(call, answer)
-        route.after_answer(answer)  # metrics, once the answer is on its way
-
-    async def _answer_after(
-        self, call: LeanCall, route: Route, answer: Answer, waiting: Awaitable[None]
-    ) -> None:
-        try:
-            await waiting
-        except asyncio.CancelledError:
-            self._forget(call)
-            route.cancelled()
-            if call.cancelled:
-                return
-            raise
-        except Exception as exc:
-            log.exception("an observer failed before the answer to %s", call.name)
-            answer = route.crashed(exc)
-        self._finish(call, answer)
-        route.after_answer(answer)
-        await self.flush()
-
     def _caller(self, call: LeanCall) -> LeanCaller:
         if call.caller is None:
             ask = partial(self._ask, call) if call.modern else None
             call.caller = LeanCaller(self.send, self._board.default_caller, call.token, ask)
         return call.caller
-
-    def _spawn(self, call: LeanCall, serving: Coroutine[Any, Any, None]) -> None:
-        # A bare task: `running()` cancels what is left at the end.
-        call.task = asyncio.get_running_loop().create_task(serving)
 
     def _forget(self, call: LeanCall, error: str | None = None) -> None:
         spans.end(call.span, error)
@@ -281,20 +190,3 @@ class ClientLane:
         if "result" in body:
             body = {"result": stamped(body["result"], self._server_info)}
         self.send({"jsonrpc": "2.0", "id": call.request_id} | body)
-
-    async def _serve(self, call: LeanCall, step: Attempt | Clearing | None = None) -> None:
-        """The call, driven by awaiting: after the first verdicts, or on a downstream with no lean lane."""
-        try:
-            if call.route is None:  # sent before its servers' first verdicts: wait for them (bounded)
-                await self._board.started()
-                call.route = self._board.route(call.name, call.arguments)
-            route = call.route
-            answer = await route.run(self._caller(call), raw=True, step=step)
-        except asyncio.CancelledError:
-            self._forget(call)
-            if call.cancelled:
-                return
-            raise
-        self._finish(call, answer)
-        route.after_answer(answer)
-        await self.flush()

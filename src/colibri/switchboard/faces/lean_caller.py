@@ -17,9 +17,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
 from opentelemetry.trace import Span
 
+from colibri.core.identity import Identity
 from colibri.switchboard.base import Abandon, Caller, ResultT
 from colibri.switchboard.faces.held import Held
-from colibri.switchboard.routing import Route
+from colibri.switchboard.routing import LOCAL, Route
 
 Send = Callable[[dict[str, Any]], None]
 # How a 2026-era call asks its client for input: in rounds of the call itself (rounds.py).
@@ -43,6 +44,7 @@ class LeanCall:
     cancelled: bool = False
     held: Held | None = None  # a 2026-era call whose downstream asked for input: answered in rounds
     span: Span | None = None  # its OpenTelemetry span, while tracing is on
+    who: str | Identity = LOCAL  # who asked: over HTTP, the Identity the token proved
 
 
 class LeanCaller:
