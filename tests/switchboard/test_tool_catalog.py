@@ -163,3 +163,23 @@ def test_an_id_in_a_tools_own_format_lifts_that_tool() -> None:
     # A pattern that could backtrack for long is no format to go by.
     for slow in ("^(a+)+$", "^a*a*a*a*b$"):
         assert id_patterns(types.Tool(name="x", input_schema={"properties": {"a": {"pattern": slow}}})) == []
+
+
+def test_a_fact_told_is_a_relation_or_an_observation() -> None:
+    # A graph's tools speak of entities, relations and observations; a user states facts: a verb
+    # joining two things is a relation, a trait of one an observation, "no longer" a link deleted.
+    graph = {
+        "create_entities": tool("create_entities", "Create new entities in the knowledge graph"),
+        "create_relations": tool("create_relations", "Create new relations between entities"),
+        "add_observations": tool("add_observations", "Add new observations to existing entities"),
+        "delete_relations": tool("delete_relations", "Delete relations from the knowledge graph"),
+    }
+    downstreams: dict[str, Any] = {"graph": SimpleNamespace(tools=graph)}
+    catalog = Catalog(downstreams, lambda: {})
+    for query, wanted in (
+        ("remember that Priya manages billing", "graph.create_relations"),
+        ("note that Tom works on project Apollo", "graph.create_relations"),
+        ("keep in mind Dana prefers tabs", "graph.add_observations"),
+        ("Priya no longer manages billing, unlink them", "graph.delete_relations"),
+    ):
+        assert next(catalog.search(words_of(query), also_of(query))) == wanted, query

@@ -7,7 +7,11 @@ proofs, approvals, health, skills, messages and calendars), from general knowled
 for those things: the everyday word or phrase on the left, the words definitions use on the right.
 It was not written miss by miss from the bench's phrasings (its author knew only that an earlier
 table missed everyday words such as board, backlog, remember and add up, which any lexicon of those
-kinds holds), and it names no tool: only common words, so it helps any server's tools.
+kinds holds), and it names no tool: only common words, so it helps any server's tools. RELATIONS
+came later the same way, for stores of entities, relations and observations: the ways people state
+a fact about someone; its first draft also had links too common to say a relation ("is on", "is in",
+"part of", "left") and places ("lives in"), which took tasks' and observations' phrasings away from
+their tools on the bench's sets, so they were dropped as ambiguous.
 
 A word may mean several things ("add" is create, "add up" is sum): a phrase is read before its
 words, and every expansion counts less than the user's own words (storage/sqlite/fts.py), so an
@@ -97,6 +101,30 @@ MEMORY = (
     ("look up, lookup, find out, who is, what is", "search"),
 )
 
+# What people say when they tell an assistant a fact to keep, for tools that are verbs on a graph or
+# a store of entities, relations and observations. Written from how people state facts about people,
+# teams, places and systems: a verb joining two things is a relation; a trait of one is an
+# observation; "no longer" a link is a relation deleted.
+RELATIONS = (
+    ("note that, make a note, take note, bear in mind, keep track, keep a note, store that", "memory"),
+    (
+        "works at, work at, works for, work for, works on, work on, works with, employed by, "
+        "employs, hired by, manage, manages, managed by, managing, lead, leads, led by, heads, "
+        "report to, reports to, in charge of, responsible for, owned by, belongs to, belong to, "
+        "member of, married to, partner of, friends with, friend of, sibling of, parent of, "
+        "child of, related to, depends on, calls, talks to, connects to",
+        "relation relations",
+    ),
+    (
+        "prefers, prefer, preference, preferences, likes, dislikes, loves, hates, favorite, "
+        "favourite, allergic, birthday, hobby, hobbies, habit, habits, speaks, nickname, "
+        "trait, traits, quirk, opinion",
+        "observation observations",
+    ),
+    ("unlink, disconnect, detach, no longer, not anymore, split up", "delete relation"),
+    ("what you remember, you remember, everything you remember, recall", "memory read graph"),
+)
+
 WEB = (
     ("web page, webpage, website, site, page, url, link, http, https", "fetch url"),
     ("download, scrape, crawl, browse, grab the page, pull down", "fetch"),
@@ -175,6 +203,7 @@ CATEGORIES = (
     TASKS,
     TIME,
     MEMORY,
+    RELATIONS,
     WEB,
     ARITHMETIC,
     TEXT,
