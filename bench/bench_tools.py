@@ -40,7 +40,8 @@ from bench.common import line, percentile
 from bench.many_tools_server import AREAS, OBJECTS, VERBS
 from bench.many_tools_server import tools as many_tools
 from colibri.storage.sqlite.fts import TextIndex
-from colibri.switchboard.routing.catalog import also_of, document, words_of
+from colibri.switchboard.routing.catalog import document
+from colibri.switchboard.routing.query import also_of, words_of
 
 HERE = Path(__file__).parent
 NPM = HERE / "npm"

@@ -10,15 +10,8 @@ from typing import Any
 import mcp_types as types
 
 from colibri.storage.sqlite.fts import BLENDED, Document, TextIndex
-from colibri.switchboard.routing.catalog import (
-    MAX_QUERY_WORDS,
-    Catalog,
-    also_of,
-    id_patterns,
-    ids_of,
-    name_words,
-    words_of,
-)
+from colibri.switchboard.routing.catalog import Catalog, id_patterns
+from colibri.switchboard.routing.query import MAX_QUERY_WORDS, also_of, ids_of, name_words, words_of
 
 
 def tool(name: str, description: str, **arguments: str) -> types.Tool:

@@ -19,6 +19,7 @@ identity_gate.py  `IdentityGate`: an "identity": "exchange" server is sent only 
 status.py       what `switchboard_status` returns
 search.py       tool search (SPEC §23): find_tools and call_tool in place of every tool, lists by name
 catalog.py      the BM25 index find_tools ranks with, rebuilt once per downstream listing
+query.py        how find_tools reads a query: its words, ids and the lexicon's words (lexicon.py)
 """
 
 from colibri.switchboard.base import TOOL_NOT_ADMITTED

@@ -21,9 +21,10 @@ from colibri.storage.sqlite.fts import Expansion
 from colibri.switchboard.base import INVALID_PARAMS, envelopes
 from colibri.switchboard.config import CALL_TOOL, FIND_TOOLS, ToolSearch
 from colibri.switchboard.downstream import Downstream
-from colibri.switchboard.routing.catalog import Catalog, also_of, ids_of, words_of
+from colibri.switchboard.routing.catalog import Catalog
 from colibri.switchboard.routing.observers import Answer, Observers, Outcome, RoutedCall, Who
 from colibri.switchboard.routing.policy import Policies
+from colibri.switchboard.routing.query import also_of, ids_of, words_of
 from colibri.switchboard.routing.route import Own
 
 LIMIT, MAX_LIMIT = 5, 20

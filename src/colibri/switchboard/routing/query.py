@@ -1,0 +1,110 @@
+"""How find_tools reads a query (SPEC §23): its plain words, the ids in it, and the lexicon's words for
+what it says (lexicon.py); and a tool's name as words, the same way.
+
+A query is only ever plain words: nothing a caller writes is read as FTS5 syntax (fts.py quotes each).
+"""
+
+from __future__ import annotations
+
+import re
+
+from colibri.storage.sqlite.fts import MAX_EXPANSIONS, Expansion
+from colibri.switchboard.routing.lexicon import CATEGORIES
+
+MAX_QUERY_WORDS = 64  # past these a query says nothing more, and each word costs a lookup
+_MAX_ID = 32  # an id is short
+# A word boundary inside a name: lower→Upper ("taskCreate"), and the end of an acronym ("HTTPServer").
+_CASE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[^\W_]+")
+# Digits apart from letters ("utf8" → utf 8): a number rarely says which tool, its word may.
+_DIGITS = re.compile(r"(\d+)")
+# Words that say nothing about which tool (a user's "I want to ...", "can you ...").
+_FILLER_TEXT = (
+    "a an the i me my we you your it its to of for in on at by with and or from into is are be "
+    "can could would should please want need some any this that these those do does how what "
+    "just let lets am was were has have had get got our us them they there here so "
+    # The rest of everyday English's function words and request padding, none a tool's word.
+    "about above again all also am an as because been being both but did doing during each else "
+    "ever every few further he her hers him his if itself just like more most much myself no nor "
+    "not now only other ought ours ourselves own same she shall than their theirs themselves then "
+    "thing things something anything stuff through too under until very which while who whom "
+    "will with yet yours yourself called named really actually maybe still kind sort bit quick "
+    "quickly one ones i'd i'm i've you're okay ok hey hi thanks thank"
+)
+_FILLER = frozenset(_FILLER_TEXT.split())
+
+
+def name_words(name: str) -> str:
+    """A name as words: split at `_`, `-`, `.` and changes of case (`getCurrentTime` → get current time)."""
+    return " ".join(_CASE.sub(" ", part) for part in _WORD.findall(name))
+
+
+def words_of(query: str) -> list[str]:
+    """A query as plain words (never FTS5 syntax), lowercased, filler dropped unless that is all."""
+    words = _split(query)
+    meaningful = [word for word in words if word not in _FILLER and len(word) > 1 and not word.isdigit()]
+    return list(dict.fromkeys(meaningful or words))[:MAX_QUERY_WORDS]
+
+
+def ids_of(query: str) -> list[str]:
+    """The query's tokens that may be ids: a digit in them, short; surrounding punctuation off."""
+    tokens = (token.strip("?!,;:'\"()[]{}<>.") for token in query.split()[:MAX_QUERY_WORDS])
+    return list(dict.fromkeys(t for t in tokens if 0 < len(t) <= _MAX_ID and any(c.isdigit() for c in t)))
+
+
+def also_of(query: str) -> list[Expansion]:
+    """The lexicon's words for the query's words and phrases (lexicon.py), minus the query's own,
+    each with the words that said it: searched as well, counting less (fts.py). A phrase ("add
+    up") is read before its words ("add")."""
+    words, at = _split(query), 0
+    also: list[Expansion] = []
+    own = set(words)
+    while at < len(words):
+        for length in range(_LONGEST, 0, -1):
+            said = words[at : at + length]
+            found = _LEXICON.get(tuple(_inflected(word) for word in said))
+            if found is not None and len(said) == length:
+                meant = [word for word in found if word not in own]
+                if meant:  # what counts as said: the phrase's own words, not its filler ("make a")
+                    also.append(([word for word in said if word not in _FILLER], meant))
+                at += length
+                break
+        else:
+            at += 1
+    return also[:MAX_EXPANSIONS]
+
+
+def _split(query: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(_DIGITS.sub(r" \1 ", name_words(query)))]
+
+
+def _inflected(word: str) -> str:
+    """The lexicon's word a query's word is: itself if the lexicon has it ("times" is multiply,
+    "time" is not), else its stem ("folders" → folder, "stored" → store, "deleting" → delete)."""
+    stems = [word]
+    if word.endswith("ies"):
+        stems.append(word[:-3] + "y")
+    elif word.endswith("s") and not word.endswith("ss"):
+        stems.append(word[:-1])
+    elif word.endswith("ied"):
+        stems.append(word[:-3] + "y")
+    elif word.endswith("ed"):
+        stems += [word[:-1], word[:-2], word[:-3]]  # stored, remembered, stopped
+    elif word.endswith("ing"):
+        stems += [word[:-3], word[:-3] + "e", word[:-4]]  # remembering, storing, setting
+    return next((stem for stem in stems if stem in _KEY_WORDS and len(stem) > 2), word)
+
+
+def _lexicon() -> dict[tuple[str, ...], tuple[str, ...]]:
+    table: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for category in CATEGORIES:
+        for said, meant in category:
+            for phrase in said.split(","):
+                key = tuple(word.lower() for word in _WORD.findall(_DIGITS.sub(r" \1 ", phrase)))
+                table[key] = tuple(dict.fromkeys(table.get(key, ()) + tuple(meant.split())))
+    return table
+
+
+_LEXICON = _lexicon()
+_LONGEST = max(len(key) for key in _LEXICON)
+_KEY_WORDS = frozenset(word for key in _LEXICON for word in key)
