@@ -176,3 +176,22 @@ def test_a_fact_told_is_a_relation_or_an_observation() -> None:
         ("Priya no longer manages billing, unlink them", "graph.delete_relations"),
     ):
         assert next(catalog.search(words_of(query), also_of(query))) == wanted, query
+
+
+def test_a_files_name_or_a_path_says_the_query_is_about_files() -> None:
+    downstreams: dict[str, Any] = {
+        "files": SimpleNamespace(tools={"read_text_file": tool("read_text_file", "Read a file as text.")}),
+        "board": SimpleNamespace(tools={"task_list": tool("task_list", "List the tasks.")}),
+    }
+    catalog = Catalog(downstreams, lambda: {})
+    for query in ("what does README.md say?", "open src/app/.env.example", "cat ~/.bashrc"):
+        assert list(catalog.search(words_of(query), also_of(query))) == ["files.read_text_file"], query
+    assert also_of("is shared/output there") == [([], ["path"])]
+    # Numbers, abbreviations, the web's names and URLs are no file's.
+    for query in (
+        "add 17.5 and 4.25",
+        "at 3 p.m. e.g. today",
+        "fetch example.com",
+        "get https://a.org/b.html",
+    ):
+        assert all("file" not in meant for _, meant in also_of(query)), query

@@ -32,6 +32,18 @@ _FILLER_TEXT = (
     "quickly one ones i'd i'm i've you're okay ok hey hi thanks thank"
 )
 _FILLER = frozenset(_FILLER_TEXT.split())
+# A file's name as people write it: a name and an extension of letters (README.md,
+# docker-compose.yml) or a dotfile (.env, .env.example), after any folders (src/app/config.py);
+# and a path of folders (shared/output).
+_FILE_NAME = re.compile(
+    r"(?:[\w.~-]*/)*(?:[\w-]{2,}(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}|\.[A-Za-z][\w.-]*)"
+)
+_PATH = re.compile(r"[\w.~-]*/[\w.~/-]*\w")
+# Names that end like a file's but are the web's (example.com), which the lexicon reads as such.
+_DOMAINS = frozenset(
+    ["com", "org", "net", "edu", "gov", "io", "dev", "ai", "app", "co", "uk", "de", "fr", "eu", "info"]
+)
+_PUNCTUATION = "?!,;:'\"()[]{}<>"
 
 
 def name_words(name: str) -> str:
@@ -71,7 +83,22 @@ def also_of(query: str) -> list[Expansion]:
                 break
         else:
             at += 1
-    return also[:MAX_EXPANSIONS]
+    return [*_files_of(query), *also][:MAX_EXPANSIONS]
+
+
+def _files_of(query: str) -> list[Expansion]:
+    """A file's name or a path in the query says it is about files, whatever its words: "file"
+    (or "path" for folders alone) is meant, said by no word of its own, so never scaled below one."""
+    meant: list[str] = []
+    for written in query.split()[:MAX_QUERY_WORDS]:
+        token = written.strip(_PUNCTUATION).rstrip(".")
+        if "://" in token or token.lower().startswith("www."):
+            continue
+        if _FILE_NAME.fullmatch(token) and token.rpartition(".")[2].lower() not in _DOMAINS:
+            meant.append("file")
+        elif _PATH.fullmatch(token) and not all(word in _FILLER for word in _split(token)):
+            meant.append("path")
+    return [([], list(dict.fromkeys(meant)))] if meant else []
 
 
 def _split(query: str) -> list[str]:
