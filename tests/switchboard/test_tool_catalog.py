@@ -195,3 +195,25 @@ def test_a_files_name_or_a_path_says_the_query_is_about_files() -> None:
         "get https://a.org/b.html",
     ):
         assert all("file" not in meant for _, meant in also_of(query)), query
+
+
+def test_the_ways_people_ask_about_files_find_each_operation() -> None:
+    files = {
+        "list_directory": tool("list_directory", "Get a listing of the files in a directory."),
+        "list_directory_with_sizes": tool("list_directory_with_sizes", "A listing with sizes."),
+        "move_file": tool("move_file", "Move or rename a file."),
+        "get_file_info": tool("get_file_info", "Metadata about a file: size, modified time."),
+        "read_text_file": tool("read_text_file", "Read a file as text."),
+        "list_allowed_directories": tool("list_allowed_directories", "The directories allowed."),
+    }
+    downstreams: dict[str, Any] = {"fs": SimpleNamespace(tools=files)}
+    catalog = Catalog(downstreams, lambda: {})
+    for query, wanted in (
+        ("which files are sitting in downloads", "fs.list_directory"),
+        ("what's eating up the disk space here", "fs.list_directory_with_sizes"),
+        ("shift the old logs over to archive", "fs.move_file"),
+        ("the creation date of the report", "fs.get_file_info"),
+        ("what does the readme say", "fs.read_text_file"),
+        ("where can you reach at all", "fs.list_allowed_directories"),
+    ):
+        assert next(catalog.search(words_of(query), also_of(query))) == wanted, query

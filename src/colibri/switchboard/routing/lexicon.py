@@ -11,7 +11,9 @@ kinds holds), and it names no tool: only common words, so it helps any server's 
 came later the same way, for stores of entities, relations and observations: the ways people state
 a fact about someone; its first draft also had links too common to say a relation ("is on", "is in",
 "part of", "left") and places ("lives in"), which took tasks' and observations' phrasings away from
-their tools on the bench's sets, so they were dropped as ambiguous.
+their tools on the bench's sets, so they were dropped as ambiguous. FILES' second half (the ways
+people ask about files, an operation at a time) came the same way; "somewhere" and "can't find" mean
+a search of anything, not of files only.
 
 A word may mean several things ("add" is create, "add up" is sum): a phrase is read before its
 words, and every expansion counts less than the user's own words (storage/sqlite/fts.py), so an
@@ -54,6 +56,22 @@ FILES = (
     ("allowed, permitted, accessible, sandbox, may i touch, can access", "allowed"),
     ("zip, compress, compressed, archive, gzip", "gzip compress"),
     ("several, many, multiple, batch, a few, at once, both", "multiple"),
+    # The ways people ask about files beyond the verbs above, one operation at a time.
+    ("say, says, load, read out, go through, look inside, look into, skim", "read"),
+    ("new file, create a file, make a file, containing, with the text, write out, output to", "write file"),
+    (
+        "which files, what files, files in, in the folder, in this folder, what's there, sitting in",
+        "list directory",
+    ),
+    (
+        "biggest, largest, smallest, heaviest, space, disk space, disk usage, taking up, eating up",
+        "sizes size",
+    ),
+    ("shift, move over, move into, put away, file away, stash", "move"),
+    ("somewhere, can't find, cannot find, lost, misplaced, which folder, buried", "search"),
+    ("creation, created on, creation date, last changed, last modified, file or folder, file type", "info"),
+    ("have access, access to, can see, can reach, can touch, off limits, where can you", "allowed"),
+    ("in one go, in one shot, in bulk, together, a couple of, a bunch of", "multiple"),
 )
 
 TASKS = (
