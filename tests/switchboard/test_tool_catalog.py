@@ -217,3 +217,17 @@ def test_the_ways_people_ask_about_files_find_each_operation() -> None:
         ("where can you reach at all", "fs.list_allowed_directories"),
     ):
         assert next(catalog.search(words_of(query), also_of(query))) == wanted, query
+
+
+def test_two_quantities_or_more_say_the_query_works_on_numbers() -> None:
+    downstreams: dict[str, Any] = {
+        "demo": SimpleNamespace(tools={"get_sum": tool("get_sum", "Returns the sum of two numbers.")}),
+        "board": SimpleNamespace(tools={"task_add": tool("task_add", "Add a task to the board.")}),
+    }
+    catalog = Catalog(downstreams, lambda: {})
+    query = "add 17.5 and 4.25 for me"
+    # The sum is found, no word of the query being its; the literal "add" stays first.
+    assert list(catalog.search(words_of(query), also_of(query))) == ["board.task_add", "demo.get_sum"]
+    # One number, an id or a date is no quantity to work on.
+    for query in ("add task 12", "add T-12 and T-13", "add one on 2024-05-01 at 3"):
+        assert all("numbers" not in meant for _, meant in also_of(query)), query

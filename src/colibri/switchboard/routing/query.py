@@ -44,6 +44,8 @@ _DOMAINS = frozenset(
     ["com", "org", "net", "edu", "gov", "io", "dev", "ai", "app", "co", "uk", "de", "fr", "eu", "info"]
 )
 _PUNCTUATION = "?!,;:'\"()[]{}<>"
+# A quantity as people write one (17.5, -3, 1,200): two or more in a query are numbers to work on.
+_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 
 
 def name_words(name: str) -> str:
@@ -83,7 +85,26 @@ def also_of(query: str) -> list[Expansion]:
                 break
         else:
             at += 1
-    return [*_files_of(query), *also][:MAX_EXPANSIONS]
+    # What the query's form says (a file's name, quantities), unless its words already said it.
+    known = own | {word for _, meant in also for word in meant}
+    formed = [
+        (said, kept)
+        for said, signalled in (*_files_of(query), *_numbers_of(query))
+        if (kept := [word for word in signalled if word not in known])
+    ]
+    return [*formed, *also][:MAX_EXPANSIONS]
+
+
+def _numbers_of(query: str) -> list[Expansion]:
+    """Two quantities or more in a query ("add 17.5 and 4.25") say it works on numbers, whatever
+    its verb ("add" alone is create): "numbers" is meant, said by no word of its own. One number
+    says nothing (a count, an hour); an id or a date (T-12, 2024-05-01) is no quantity."""
+    quantities = [
+        written
+        for written in query.split()[:MAX_QUERY_WORDS]
+        if _NUMBER.fullmatch(written.strip(_PUNCTUATION).rstrip("."))
+    ]
+    return [([], ["numbers"])] if len(quantities) >= 2 else []
 
 
 def _files_of(query: str) -> list[Expansion]:
