@@ -4,7 +4,8 @@ Phase 1 is the HTTP server itself; phase 2 runs beside it (`App.boot`). `/health
 process is up; `/readyz` is 200 only once phase 2 has opened the database in a mode that
 serves tools, else 503 with the reason (a boot failure's details only to a loopback client:
 they may name the database's user, host and port). Every route is behind the shared checks
-(`serving.guards`) and MCP sessions are capped per token (`serving.sessions`). On SIGTERM the
+(`serving.guards`) and MCP sessions are capped per token (`serving.sessions`); a plain tools/call
+on a session past its handshake takes the lean lane (`runtime/http_lean.py`). On SIGTERM the
 runner stops accepting and lets the requests in flight finish; then the database closes once
 the last call has left the chain.
 """
@@ -25,9 +26,10 @@ from colibri import __version__
 from colibri.chain.worker import in_worker
 from colibri.core.database import Database
 from colibri.core.errors import StorageError
+from colibri.runtime import http_lean
 from colibri.runtime.app import App
 from colibri.runtime.duties import duties
-from colibri.runtime.http_auth import DatabaseTokenVerifier, auth_settings, caller_of
+from colibri.runtime.http_auth import DatabaseTokenVerifier, auth_settings, caller_of, caller_of_scope
 from colibri.runtime.server import build_server
 from colibri.runtime.tiles import tile_routes
 from colibri.serving.guards import guarded
@@ -138,6 +140,10 @@ async def serve_http(app: App, options: HttpOptions) -> None:
             *(options.pages(AppReader(app), oauth) if options.pages else ()),
         ],
     )
+    # A plain tools/call on a session past its handshake skips the SDK's dispatch (SPEC §25).
+    lane = http_lean.install(server.session_manager, app, caller_of_scope)
+    if lane is not None:
+        server.middleware = [*server.middleware, lane.watch]
     if options.auth:  # before cap_sessions, which wraps what protect replaces
         protect(web, resource)
     cap_sessions(web, limits.max_sessions_per_principal, limits.session_idle_s)

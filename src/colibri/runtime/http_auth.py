@@ -20,6 +20,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import ServerRequestContext
 from pydantic import AnyHttpUrl
 from starlette.requests import Request
+from starlette.types import Scope
 
 from colibri.core.callers import LOCAL, Caller
 from colibri.core.errors import StorageError
@@ -117,14 +118,20 @@ def auth_settings(base_url: str) -> AuthSettings:
 
 def caller_of(ctx: ServerRequestContext[Any, Any], anonymous: Caller = LOCAL) -> Caller:
     """The proved caller of the request in `ctx`; `anonymous` where no token is required."""
-    token: AccessToken | None = None
     request = ctx.request
     if isinstance(request, Request) and isinstance(request.scope.get("user"), AuthenticatedUser):
-        token = request.scope["user"].access_token
-    else:
-        token = get_access_token()
-    if token is None:
-        return anonymous
+        return caller_of_scope(request.scope, anonymous)
+    token = get_access_token()
+    return anonymous if token is None else _caller(token)
+
+
+def caller_of_scope(scope: Scope, anonymous: Caller = LOCAL) -> Caller:
+    """The proved caller of the HTTP request `scope` is (the lean lane's way: no SDK context)."""
+    user = scope.get("user")
+    return _caller(user.access_token) if isinstance(user, AuthenticatedUser) else anonymous
+
+
+def _caller(token: AccessToken) -> Caller:
     # The audit row ties the call to its token: an IdP's issuer and jti, or the digest a Colibri
     # token is stored as (SPEC §20); the groups are for policies.
     who = identity_of_access(token)
