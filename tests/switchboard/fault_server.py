@@ -131,6 +131,8 @@ class Faults:
 FAULTS = Faults()
 # The Authorization header of the last HTTP request, so a test can see what the switchboard sent.
 LAST_AUTHORIZATION: list[str | None] = [None]
+# Its Mcp-Session-Id, so a test can end that session from outside (a downstream's session expiry).
+LAST_SESSION: list[str | None] = [None]
 CALL_NUMBER: ContextVar[int] = ContextVar("call_number", default=0)
 
 
@@ -170,6 +172,7 @@ async def call_tool(
                 "mode": FAULTS.mode,
                 "name": NAME,
                 "authorization": LAST_AUTHORIZATION[0],
+                "session_id": LAST_SESSION[0],
                 "request_id": ctx.request_id,
             }
         )
@@ -237,6 +240,7 @@ async def count_and_hang(ctx: ServerRequestContext[Any, Any], call_next: CallNex
     headers = getattr(ctx.request, "headers", None)
     if headers is not None:
         LAST_AUTHORIZATION[0] = headers.get("authorization")
+        LAST_SESSION[0] = headers.get("mcp-session-id")
     if ctx.method == "tools/call" and (ctx.params or {}).get("name") == "work":
         CALL_NUMBER.set(FAULTS.received())
     if FAULTS.mode == "hang" and ctx.method != "initialize":

@@ -8,6 +8,8 @@ transport.py   the SDK edge: one `mcp.Client` per connection, the one place its 
 streams.py     the byte streams under it: a stdio process (with a lean lane) or an HTTP connection
 watched.py     a read stream that reports its own end, so a lost connection is noticed at once
 lanes.py       the lean lane of a stdio connection: tools/call as JSON lines beside the SDK
+http_lane.py   the lean lane of a Streamable HTTP connection: tools/call POSTed as raw JSON-RPC on
+               the SDK's own pooled client; http_answers.py: its responses read as the SDK reads them
 results.py     a raw tools/call result checked as the SDK's client checks one
 asking.py      a 2026-era server's input requests in answer to a lean request: the call made again
                through the SDK's client, which relays them (sampling, elicitation, roots)

@@ -124,6 +124,13 @@ class Calling:
             return None  # an isolated server's call awaits its principal's own process
 
         def answered(outcome: dict[str, Any] | DownstreamError) -> None:
+            if isinstance(outcome, NotSent):
+                # Refused before anything left (the HTTP lane's connection): no evidence either
+                # way, as on the awaited path; the route may send it elsewhere.
+                self.callers.remove(caller)
+                self.machine.release(ticket)
+                done(outcome)
+                return
             if isinstance(outcome, dict):
                 try:
                     self._schemas.check(tool, listed.output_schema, outcome)

@@ -53,7 +53,7 @@ SETTLE_S = 1.0
 Stamp = Callable[[dict[str, Any], dict[str, Any]], None]
 
 
-class _Pending:
+class Pending:
     """One call in flight on the lane: where its outcome goes, its deadline, its progress forwards."""
 
     __slots__ = ("done", "forwards", "on_progress", "span", "timeout", "timer")
@@ -98,7 +98,7 @@ class DownstreamLane:
 
     def __init__(self, judged: WireOwners | None = None) -> None:
         self._writer: LineWriter | None = None
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, Pending] = {}
         self._ids = count(1)
         self._closed: str | None = None
         # The call-bound lines are judged here, the moment they are read (owners.py).
@@ -146,7 +146,7 @@ class DownstreamLane:
         if key not in self._pending:
             log.debug("dropped a late answer to an abandoned call (%s)", key)
         else:
-            self._finish(key, _outcome_of(message))
+            self._finish(key, outcome_of(message))
         return True
 
     def send(
@@ -177,7 +177,7 @@ class DownstreamLane:
             raise NotSent("the connection closed before the request could be written") from None
         if writer.closing:  # the write itself failed: the pipe is gone, and the request with it
             raise NotSent("the connection closed before the request could be written")
-        self._pending[key] = pending = _Pending(self._timer(key, timeout), timeout, on_progress, done)
+        self._pending[key] = pending = Pending(self._timer(key, timeout), timeout, on_progress, done)
         pending.span = span
         return key
 
@@ -237,7 +237,7 @@ class DownstreamLane:
             self.abandon(key, "timed out")
             pending.done(CallTimedOut(f"no answer within {timeout:g} s"))
 
-    def _forget(self, key: str, error: str | None = None) -> _Pending | None:
+    def _forget(self, key: str, error: str | None = None) -> Pending | None:
         pending = self._pending.pop(key, None)
         if pending is not None:
             pending.timer.cancel()
@@ -250,7 +250,7 @@ class DownstreamLane:
             pending.done(outcome)
 
 
-def _outcome_of(answer: dict[str, Any]) -> dict[str, Any] | DownstreamError:
+def outcome_of(answer: dict[str, Any]) -> dict[str, Any] | DownstreamError:
     """The raw `result` object of an answer, or what is wrong with it."""
     if "result" in answer:
         result = answer["result"]

@@ -23,6 +23,7 @@ from colibri.pipes import ProcessTransport
 from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.downstream.coalesced import coalesced_transport
 from colibri.switchboard.downstream.exchange import bearer_auth
+from colibri.switchboard.downstream.http_lane import UNSENT_HTTP_ERRORS, HttpLane
 from colibri.switchboard.downstream.lanes import DownstreamLane
 from colibri.switchboard.downstream.owners import WireOwners
 from colibri.switchboard.downstream.stderr import MaskedStderr
@@ -30,8 +31,6 @@ from colibri.switchboard.downstream.watched import Judge, WatchedReadStream
 
 # The SDK's own defaults for its HTTP client: a long read timeout, as a server may hold a stream open.
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-# httpx errors raised before any byte of the request left: the server cannot have acted on it.
-UNSENT_HTTP_ERRORS = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
 
 
 @dataclass(slots=True)
@@ -50,14 +49,15 @@ class WatchedTransport:
     """The SDK transport for `spec`, with a read stream that reports its own end.
 
     A stdio downstream also gets a lean lane (`lane`, see lanes.py) beside the SDK on its pipes,
-    and, when its entry holds secrets, its stderr masked on the way to ours (stderr.py).
+    and, when its entry holds secrets, its stderr masked on the way to ours (stderr.py). A
+    Streamable HTTP downstream gets one on the SDK's own HTTP client (http_lane.py).
     """
 
     def __init__(
         self, spec: ServerSpec, on_eof: Callable[[str], None], sole: Callable[[], Any] = lambda: None
     ) -> None:
         self._on_eof = on_eof
-        self.lane: DownstreamLane | None = None
+        self.lane: DownstreamLane | HttpLane | None = None
         self._stderr: MaskedStderr | None = None
         # How a call-bound message is tied to its call (owners.py). Streamable HTTP needs nothing:
         # what arrives on a request's own response stream is read in its sender's context.
@@ -67,7 +67,8 @@ class WatchedTransport:
             self._eof_reason = "the connection closed"
             self._judge = lambda message: sole()  # one stream, all of it read by the SDK in order
         elif spec.url is not None:
-            self._inner = _http_streams(spec.url, dict(spec.headers), bearer_auth(spec))
+            self.lane = lane = HttpLane(spec.url)
+            self._inner = _http_streams(spec.url, dict(spec.headers), bearer_auth(spec), lane)
             self._eof_reason = "the connection closed"
         else:
             assert spec.command is not None
@@ -90,10 +91,19 @@ class WatchedTransport:
                 self._stderr.spawned()
         else:
             read_stream, write_stream = await self._inner.__aenter__()
-        if self.lane is not None:
+        watched = WatchedReadStream(read_stream, self._ended, self._judge)
+        if isinstance(self.lane, DownstreamLane):
             self.lane.attach(write_stream)
             read_stream.divert = self.lane
-        return WatchedReadStream(read_stream, self._ended, self._judge), write_stream
+        elif self.lane is not None:
+            self.lane.inject = watched.inject  # what a lean call's stream carries besides its answer
+            self.lane.on_refused = self._refused
+        return watched, write_stream
+
+    def _refused(self, reason: str) -> None:
+        # A lean call's POST was refused: the connection is over, as the SDK's transport ends it.
+        self._eof_reason = reason
+        self._ended()
 
     def _ended(self) -> None:
         if self.lane is not None:
@@ -115,32 +125,38 @@ class WatchedTransport:
 
 @asynccontextmanager
 async def _http_streams(
-    url: str, headers: dict[str, str], auth: httpx2.Auth | None = None
+    url: str, headers: dict[str, str], auth: httpx2.Auth | None, lane: HttpLane
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's Streamable HTTP transport over a client that notices requests that never left (and,
-    for an exchange server, sends each request's token: exchange.py)."""
-    transport = _UnsentWatch(coalesced_transport())  # each request sent in one write (coalesced.py)
+    for an exchange server, sends each request's token: exchange.py), shared with the lean lane."""
+    transport = _UnsentWatch(coalesced_transport(), lane)  # each request sent in one write (coalesced.py)
     async with (
         httpx2.AsyncClient(timeout=HTTP_TIMEOUT, transport=transport, headers=headers, auth=auth) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
+        lane.attach(client)
         yield streams
 
 
 class _UnsentWatch(httpx2.AsyncBaseTransport):
-    """Marks the current `Attempt` unsent when the connection fails before the request is sent."""
+    """Marks the current `Attempt` unsent when the connection fails before the request is sent, and
+    shows the lane the session each request goes in."""
 
-    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, lane: HttpLane) -> None:
         self._inner = inner
+        self._lane = lane
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        self._lane.seen(request)
         try:
-            return await self._inner.handle_async_request(request)
+            response = await self._inner.handle_async_request(request)
         except UNSENT_HTTP_ERRORS:
             attempt = ATTEMPT.get()
             if attempt is not None:
                 attempt.unsent = True
             raise
+        self._lane.seen(response)
+        return response
 
     async def aclose(self) -> None:
         await self._inner.aclose()

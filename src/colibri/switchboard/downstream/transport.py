@@ -48,6 +48,7 @@ from colibri.switchboard.config import ServerSpec
 from colibri.switchboard.downstream.asking import asks_for_input, unless_asked
 from colibri.switchboard.downstream.callbacks import client_callbacks
 from colibri.switchboard.downstream.forwards import Forwards
+from colibri.switchboard.downstream.http_lane import HttpLane
 from colibri.switchboard.downstream.lanes import DownstreamLane, Stamp
 from colibri.switchboard.downstream.results import SERVER_INFO_META, parsed, without_server_info
 from colibri.switchboard.downstream.statement import SENT_META
@@ -125,7 +126,9 @@ async def _connect(
 class SdkSession:
     """`DownstreamSession` over an entered `mcp.Client`."""
 
-    def __init__(self, client: Client, closed: anyio.Event, lane: DownstreamLane | None = None) -> None:
+    def __init__(
+        self, client: Client, closed: anyio.Event, lane: DownstreamLane | HttpLane | None = None
+    ) -> None:
         self._client = client
         self._closed = closed
         self._lane = lane
