@@ -231,3 +231,21 @@ def test_two_quantities_or_more_say_the_query_works_on_numbers() -> None:
     # One number, an id or a date is no quantity to work on.
     for query in ("add task 12", "add T-12 and T-13", "add one on 2024-05-01 at 3"):
         assert all("numbers" not in meant for _, meant in also_of(query)), query
+
+
+def test_everyday_words_for_checking_pretending_concluding_and_pointing() -> None:
+    tools = {
+        "verify_chain": tool("verify_chain", "Verify the hash chain."),
+        "simulate_query": tool("simulate_query", "A simulated research query."),
+        "thought_record": tool("thought_record", "Record a thought."),
+        "get_links": tool("get_links", "Returns resource links."),
+    }
+    downstreams: dict[str, Any] = {"demo": SimpleNamespace(tools=tools)}
+    catalog = Catalog(downstreams, lambda: {})
+    for query, wanted in (
+        ("make sure it all holds up", "demo.verify_chain"),
+        ("pretend to ask about coffee", "demo.simulate_query"),
+        ("write down my conclusions", "demo.thought_record"),
+        ("a handful of pointers", "demo.get_links"),
+    ):
+        assert next(catalog.search(words_of(query), also_of(query))) == wanted, query

@@ -13,7 +13,9 @@ a fact about someone; its first draft also had links too common to say a relatio
 "part of", "left") and places ("lives in"), which took tasks' and observations' phrasings away from
 their tools on the bench's sets, so they were dropped as ambiguous. FILES' second half (the ways
 people ask about files, an operation at a time) came the same way; "somewhere" and "can't find" mean
-a search of anything, not of files only.
+a search of anything, not of files only. Later still, the same way, a row each: checking (make sure,
+validate), pretending (fake, mock, canned), concluding (findings, lessons, reflections), a log's
+entries and notebooks, and pointers (links).
 
 A word may mean several things ("add" is create, "add up" is sum): a phrase is read before its
 words, and every expansion counts less than the user's own words (storage/sqlite/fts.py), so an
@@ -33,6 +35,10 @@ VERBS = (
     ("find, look for, look up, hunt for, dig up, query, where", "search find"),
     ("transfer, relocate, carry over, drag", "move"),
     ("every, all of, each, everything, whole", "all list"),
+    (
+        "make sure, ensure, double check, double-check, validate, sanity check, check that, make certain",
+        "verify check",
+    ),
 )
 
 FILES = (
@@ -147,6 +153,7 @@ WEB = (
     ("web page, webpage, website, site, page, url, link, http, https", "fetch url"),
     ("download, scrape, crawl, browse, grab the page, pull down", "fetch"),
     ("google, look online, search the web, web search", "search web"),
+    ("pointer, pointers, shortcut, shortcuts, hyperlink, hyperlinks, bookmark, bookmarks", "links link"),
 )
 
 ARITHMETIC = (
@@ -161,6 +168,7 @@ TEXT = (
     ("repeat, say back, parrot, mirror, back to me, same text", "echo"),
     ("uppercase, lowercase, capitalize, reverse, word count, characters, string", "text"),
     ("summary, summarize, summarise, tldr", "summary"),
+    ("pretend, fake, mock, dummy, simulate, make-believe, imaginary, canned, made up, made-up", "simulated"),
 )
 
 GIT = (
@@ -178,11 +186,17 @@ DATABASES = (
 
 LOGS = (
     ("logbook, journal, trail, record keeping, paper trail, history", "log audit"),
+    ("notebook, diary, entry, entries, log entry, log entries", "log record"),
     ("tamper, tampered, tampering, intact, altered, unaltered, integrity, corrupted", "verify chain"),
     ("prove, proof, evidence, receipt, offline check, check offline", "proof"),
     ("lock, seal, sealed, freeze, close off, wrap up", "finalize seal"),
     ("reasoning, thinking, thought, thoughts, why, rationale, justification", "thought record"),
     ("decision, decisions, decided, chose, choice", "decision thought"),
+    (
+        "conclude, concluded, conclusion, conclusions, finding, findings, insight, insights, "
+        "lesson, lessons, takeaway, takeaways, reflection, reflections",
+        "thought record",
+    ),
     ("conversation, sitting", "session"),
 )
 
