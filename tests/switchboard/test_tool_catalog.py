@@ -249,3 +249,20 @@ def test_everyday_words_for_checking_pretending_concluding_and_pointing() -> Non
         ("a handful of pointers", "demo.get_links"),
     ):
         assert next(catalog.search(words_of(query), also_of(query))) == wanted, query
+
+
+def test_a_variables_name_says_the_query_is_about_the_environment() -> None:
+    tools = {
+        "get_env": tool("get_env", "Returns all environment variables."),
+        "server_options": tool("server_options", "The options a server was started with."),
+    }
+    downstreams: dict[str, Any] = {"demo": SimpleNamespace(tools=tools)}
+    catalog = Catalog(downstreams, lambda: {})
+    query = "is $NODE_OPTIONS set for the server"
+    # Found though no word of the query is its; the literal match stays first.
+    assert list(catalog.search(words_of(query), also_of(query)))[:2] == [
+        "demo.server_options",
+        "demo.get_env",
+    ]
+    # An acronym is no variable.
+    assert all("environment" not in meant for _, meant in also_of("the JSON of a URL"))

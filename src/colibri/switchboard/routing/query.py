@@ -44,6 +44,8 @@ _DOMAINS = frozenset(
     ["com", "org", "net", "edu", "gov", "io", "dev", "ai", "app", "co", "uk", "de", "fr", "eu", "info"]
 )
 _PUNCTUATION = "?!,;:'\"()[]{}<>"
+# A name in capitals joined by underscores (NODE_OPTIONS, $DATABASE_URL) is an environment variable's.
+_VARIABLE = re.compile(r"\$?[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]")
 # A quantity as people write one (17.5, -3, 1,200): two or more in a query are numbers to work on.
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 
@@ -89,7 +91,7 @@ def also_of(query: str) -> list[Expansion]:
     known = own | {word for _, meant in also for word in meant}
     formed = [
         (said, kept)
-        for said, signalled in (*_files_of(query), *_numbers_of(query))
+        for said, signalled in (*_files_of(query), *_numbers_of(query), *_variables_of(query))
         if (kept := [word for word in signalled if word not in known])
     ]
     return [*formed, *also][:MAX_EXPANSIONS]
@@ -120,6 +122,13 @@ def _files_of(query: str) -> list[Expansion]:
         elif _PATH.fullmatch(token) and not all(word in _FILLER for word in _split(token)):
             meant.append("path")
     return [([], list(dict.fromkeys(meant)))] if meant else []
+
+
+def _variables_of(query: str) -> list[Expansion]:
+    """A variable's name (NODE_OPTIONS) says the query is about the environment, whatever its words;
+    an acronym (JSON, URL) has no underscore and is no variable."""
+    tokens = (written.strip(_PUNCTUATION).rstrip(".") for written in query.split()[:MAX_QUERY_WORDS])
+    return [([], ["environment", "variables"])] if any(_VARIABLE.fullmatch(t) for t in tokens) else []
 
 
 def _split(query: str) -> list[str]:
