@@ -150,7 +150,8 @@ async def _lane_and_sdk(server: HttpServer, ana: str, bob: str) -> None:
     assert finalized["result"]["isError"] is True
 
     # What the lane must leave to the SDK: another token's session, an unknown session, no
-    # token, a bad token, arguments that are no object, a batch, malformed JSON. Each gets the SDK's answer.
+    # token, a bad token, arguments that are no object, a foreign Origin, an Accept without JSON (on
+    # a session whose usual headers the lane has passed), a batch, malformed JSON. Each gets the SDK's answer.
     before = _taken(server)
     theirs = Session(server, bob).open()
     stolen = Session(server, bob)
@@ -165,6 +166,9 @@ async def _lane_and_sdk(server: HttpServer, ana: str, bob: str) -> None:
         refused_401 = anonymous.call("server_ping")
         assert refused_401.status_code == 401 and "Bearer" in refused_401.headers["www-authenticate"]
     assert mine.call("thought_record", [1, 2]).json()["result"]["isError"] is True  # not an object
+    ping = {"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "server_ping"}}
+    assert mine.post(ping, {"Origin": "http://elsewhere.example"}).status_code == 403
+    assert mine.post(ping, {"Accept": "text/event-stream"}).status_code == 406
     batch = mine.http.post(mine.url, content=b"[]", headers=mine.headers)
     malformed = mine.http.post(mine.url, content=b'{"method": "tools/call"', headers=mine.headers)
     assert batch.status_code == malformed.status_code == 400

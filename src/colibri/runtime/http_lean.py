@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pydantic_core
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+from mcp.server.auth.provider import AccessToken
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.streamable_http import (
     MCP_SESSION_ID_HEADER,
@@ -61,6 +62,9 @@ _SESSION, _VERSION = MCP_SESSION_ID_HEADER.encode(), b"mcp-protocol-version"
 _PARAMS = frozenset({"name", "arguments"})
 _REQUEST = frozenset({"jsonrpc", "id", "method", "params"})
 _LARGEST_ID = 2**53  # beyond what every JSON peer reads back exactly: left to the SDK
+# The headers the SDK's transport judges a POST by (transport security, Accept, Content-Type).
+_CHECKED = frozenset({b"host", b"origin", b"content-type", b"accept"})
+_KEPT = 256  # at most this many header sets and callers kept
 
 
 class LeanLane:
@@ -77,6 +81,9 @@ class LeanLane:
         self._security = TransportSecurityMiddleware(manager.security_settings)
         self._ready: set[str] = set()  # sessions whose client sent notifications/initialized
         self._receipt_key: str | None = None
+        # Pure functions of what they are keyed by, asked again on every call of a session: kept.
+        self._headers_ok: set[tuple[tuple[bytes, bytes], ...]] = set()  # passed the SDK's checks
+        self._callers: dict[tuple[str, str, tuple[str, ...]], Caller] = {}  # by Colibri token
         self.taken = 0
 
     async def watch(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -92,9 +99,9 @@ class LeanLane:
         return result
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        transport = self._session_of(scope)
+        transport = await self._session_of(scope)
         session = None if transport is None else transport.mcp_session_id
-        if transport is None or session is None or not await self._acceptable(Request(scope)):
+        if transport is None or session is None:
             await self.sdk(scope, receive, send)
             return
         message = await receive()
@@ -124,16 +131,19 @@ class LeanLane:
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    def _session_of(self, scope: Scope) -> StreamableHTTPServerTransport | None:
+    async def _session_of(self, scope: Scope) -> StreamableHTTPServerTransport | None:
         """The SDK transport of the session this POST may be served on here, else None."""
         if scope["method"] != "POST" or not self._app.ready.is_set():
             return None
         session = version = None
-        for key, value in scope["headers"]:
+        checked: list[tuple[bytes, bytes]] = []
+        for key, value in scope["headers"]:  # the first of a repeated header, as starlette reads it
             if key == _SESSION:
-                session = value.decode("latin-1")
+                session = value.decode("latin-1") if session is None else session
             elif key == _VERSION:
-                version = value.decode("latin-1")
+                version = value.decode("latin-1") if version is None else version
+            elif key in _CHECKED:
+                checked.append((key, value))
         if session is None or session not in self._ready:
             return None
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
@@ -149,6 +159,12 @@ class LeanLane:
             return None
         if transport.idle_scope is not None and transport.idle_scope.cancel_called:
             return None
+        headers = tuple(checked)
+        if headers not in self._headers_ok:
+            if not await self._acceptable(Request(scope)):
+                return None
+            if len(self._headers_ok) < _KEPT:
+                self._headers_ok.add(headers)
         return transport
 
     async def _acceptable(self, request: Request) -> bool:
@@ -163,7 +179,7 @@ class LeanLane:
     async def _answer(self, scope: Scope, request_id: int | str, name: str, arguments: object) -> bytes:
         """The JSON-RPC answer's bytes, as the SDK's dispatcher and transport would write them."""
         try:
-            reply = await self._app.call(name, arguments, self._caller_of(scope))
+            reply = await self._app.call(name, arguments, self._caller(scope))
         except NotLoaded as exc:  # what server.answer raises for the SDK's handler
             return _error(request_id, MCPError(INTERNAL_ERROR, str(exc)).error)
         except Exception as exc:  # the dispatcher's one exception-to-wire boundary, mirrored
@@ -173,6 +189,21 @@ class LeanLane:
                 error = ErrorData(code=0, message=str(exc))
             return _error(request_id, error)
         return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "result": self._result(reply)})
+
+    def _caller(self, scope: Scope) -> Caller:
+        """`caller_of(scope)`, kept for a Colibri token: its Caller is its name, digest and scopes.
+        (The token is still proved on every request; an identity provider's is read every time.)"""
+        user = scope.get("user")
+        access = user.access_token if isinstance(user, AuthenticatedUser) else None
+        if access is None or type(access) is not AccessToken:
+            return self._caller_of(scope)
+        key = (access.token, access.client_id, tuple(access.scopes))
+        caller = self._callers.get(key)
+        if caller is None:
+            if len(self._callers) >= _KEPT:
+                self._callers.clear()
+            caller = self._callers[key] = self._caller_of(scope)
+        return caller
 
     def _result(self, reply: Reply) -> dict[str, Any]:
         """`server.to_result(reply)` as the SDK dumps it for a handshake-era session: by alias, no
