@@ -69,7 +69,7 @@ class DatabaseTokenVerifier:
             return None
         try:
             sql, params = access.lookup(token)
-            info, status = access.judge(token, await self._rows(served, sql, params), time.time())
+            info, status = access.judge(params[0], await self._rows(served, sql, params), time.time())
         except StorageError as exc:
             log.error("could not check a bearer token: %s", exc)
             return None

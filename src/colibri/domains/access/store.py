@@ -7,6 +7,7 @@ in, so the caller's clock decides and tests can move it).
 
 from __future__ import annotations
 
+import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -107,17 +108,21 @@ def well_formed(token: str) -> bool:
 
 
 def lookup(token: str) -> tuple[str, tuple[str]]:
-    """The statement and parameters that read `token`'s row (of `TOKEN_BY_DIGEST`)."""
+    """The statement and parameters that read `token`'s row (of `TOKEN_BY_DIGEST`): its digest
+    is the one parameter, for `judge`."""
     return TOKEN_BY_DIGEST, (tokens.digest(token),)
 
 
-def judge(token: str, rows: Sequence[Sequence[Any]], now: float) -> tuple[TokenInfo | None, str]:
-    """`token`'s row among `rows` (of `TOKEN_BY_DIGEST`) and its status: "active", "expired",
-    "revoked" or "unknown" (then no row)."""
-    found = tokens.find(token, [row[5] for row in rows])
+def judge(digest: str, rows: Sequence[Sequence[Any]], now: float) -> tuple[TokenInfo | None, str]:
+    """The row of the token whose `digest` it is among `rows` (of `TOKEN_BY_DIGEST`) and its status:
+    "active", "expired", "revoked" or "unknown" (then no row). Compared in constant time."""
+    found: Sequence[Any] | None = None
+    for row in rows:
+        if hmac.compare_digest(digest, row[5]) and found is None:
+            found = row
     if found is None:
         return None, "unknown"
-    info = _info(rows[found][:5])
+    info = _info(found[:5])
     return info, info.status(now)
 
 
@@ -126,11 +131,11 @@ def authenticate(db: Database, token: str, now: float) -> TokenInfo | None:
     if not well_formed(token):
         return None
     sql, params = lookup(token)
-    info, status = judge(token, db.tuples(sql, params).fetchall(), now)
+    info, status = judge(params[0], db.tuples(sql, params).fetchall(), now)
     return info if status == "active" else None
 
 
 def match(token: str, rows: Sequence[Sequence[Any]], now: float) -> TokenInfo | None:
     """The active token `token` is among `rows` (of `ACTIVE_TOKENS` or `TOKEN_BY_DIGEST`), or None."""
-    info, status = judge(token, rows, now)
+    info, status = judge(tokens.digest(token), rows, now)
     return info if status == "active" else None
