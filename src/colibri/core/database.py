@@ -71,6 +71,12 @@ class Dialect(Protocol):
         `key` of `table` continue after them, or None where the database does so itself."""
         ...
 
+    def next_serials(self, table: str, key: str) -> str | None:
+        """One `?` parameter, a count: a statement giving that many fresh numbers of the
+        auto-increment `key` of `table`, one a row, increasing; None where numbers are not taken
+        ahead (SQLite: an INSERT's own number costs nothing to read there)."""
+        ...
+
     def json_array_contains(self, column: str) -> str:
         """A condition, one `?` parameter: the JSON array in `column` holds that value."""
         ...
@@ -133,6 +139,14 @@ class Database(Connection, Protocol):
         its statements, so an error is raised (and rolled back) in the savepoint that caused it.
         Outside, where statements are pipelined, such an error may surface later and fail the
         whole transaction instead; SQLite always reports it at once."""
+        ...
+
+    @property
+    def errors_deferred(self) -> bool:
+        """True inside a write transaction whose statements are pipelined, outside `careful()`: an
+        error surfaces later and fails the whole transaction, which the chain then runs again
+        carefully (chain/group.py), so a check the database makes at an insert can stand in for a
+        read. Always False on SQLite."""
         ...
 
     def snapshot(self) -> AbstractContextManager[Connection]:

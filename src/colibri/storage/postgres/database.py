@@ -1,22 +1,18 @@
 """The PostgreSQL backend: one psycopg 3 connection, pipelined transactions, errors mapped.
 
-Write transactions take one transaction-scoped advisory lock (dialect.TAKE_WRITE_LOCK), so
-every read-then-write step (a chain append, a task number, an `expected_version` check) runs
-alone across all processes sharing the database, exactly as BEGIN IMMEDIATE makes them run
-on one SQLite file. A read-only open makes every transaction read-only in the server.
+Write transactions take one transaction-scoped advisory lock (dialect.TAKE_WRITE_LOCK), so every
+read-then-write step (a chain append, a task number, an `expected_version` check) runs alone across
+all processes sharing the database, as BEGIN IMMEDIATE makes them run on one SQLite file. A
+read-only open makes every transaction read-only in the server.
 
-Every statement is a network round trip taken while that lock is held, so a write transaction
-runs in psycopg's pipeline mode: statements whose results nobody reads yet (BEGIN, the lock, an
-INSERT, a SAVEPOINT) are sent without waiting, and the connection waits only where a result is
-read and at COMMIT. Inside `careful()` it also waits where a savepoint directly inside the
-transaction is released, so that an error is raised inside the savepoint whose statement caused
-it, and rolled back there.
-
-Otherwise an error of a statement sent earlier can surface later. That is safe because savepoint
-names are never reused within a transaction: rolling back to a savepoint that the failed
-statement preceded fails in turn, the transaction stays failed, and COMMIT refuses it
-(`OperationalError`) rather than answering "ROLLBACK" as PostgreSQL does for a failed one. The
-chain then runs the calls of that transaction again one by one, carefully (chain/group.py).
+Every statement is a network round trip taken while that lock is held, so a write transaction runs
+in psycopg's pipeline mode: statements whose results nobody reads yet (BEGIN, the lock, an INSERT, a
+SAVEPOINT) are sent without waiting, and the connection waits only where a result is read and at
+COMMIT. Inside `careful()` it also waits where a savepoint directly inside the transaction is
+released, so that an error is raised, and rolled back, inside the savepoint that caused it.
+Otherwise an error surfaces wherever psycopg next reads results (`errors_deferred`), and COMMIT
+refuses the transaction whoever caught it (errors.Failures; PostgreSQL would answer "ROLLBACK" for
+a failed one). The chain then runs its calls again, carefully.
 """
 
 from __future__ import annotations
@@ -34,7 +30,7 @@ from colibri.core.errors import StorageError
 from colibri.storage.errors import OperationalError, UnavailableError
 from colibri.storage.memo import TransactionMemo
 from colibri.storage.postgres import dialect
-from colibri.storage.postgres.errors import convert
+from colibri.storage.postgres.errors import Failures, convert
 from colibri.storage.postgres.link import LOCK_TIMEOUT_MS, Guard, Link
 from colibri.storage.postgres.pipelining import Pipelining
 from colibri.storage.postgres.rows import PgCursor, translate
@@ -59,7 +55,7 @@ class PostgresDatabase:
         self._pipelining = Pipelining()
         self._memo = TransactionMemo()
         self._careful = False
-        self._first_error: StorageError | None = None  # of the open transaction, as it surfaced
+        self._failures = Failures()  # of the open transaction
 
     def __repr__(self) -> str:
         return f"PostgresDatabase({redact(self.url)!r}, readonly={self.readonly})"
@@ -87,9 +83,8 @@ class PostgresDatabase:
     @contextmanager
     def atomic(self) -> Iterator[Connection]:
         """All or nothing: the outermost level takes the store's write lock before any of its
-        statements runs (sent ahead of them, it is held from the transaction's first round trip),
-        so writers of every replica serialise their read-then-write steps; inner levels are
-        savepoints."""
+        statements runs (sent ahead of them, held from the first round trip), so writers of every
+        replica serialise their read-then-write steps; inner levels are savepoints."""
         depth = self._depth
         if depth == 0:
             self._begin()
@@ -118,7 +113,7 @@ class PostgresDatabase:
     def _begin(self) -> None:
         self._reconnect_or_refuse()
         self._savepoints = 0
-        self._first_error = None
+        self._failures = Failures()
         self._memo.begin()
         try:
             with self.guard:
@@ -132,11 +127,15 @@ class PostgresDatabase:
 
     def _commit(self) -> None:
         try:
+            if self._failures.rerun is not None:
+                raise self._failures.rerun
             with self.guard:
                 done = self.conn.execute("COMMIT")
                 self._pipelining.leave()  # its Sync: one round trip for all that is still queued
+            if self._failures.seen:
+                self._pipelining.forget_prepared(self.conn)
             if done.statusmessage != "COMMIT":
-                raise self._first_error or OperationalError(
+                raise self._failures.first or OperationalError(
                     "the transaction had failed on an earlier statement and PostgreSQL rolled it "
                     "back at COMMIT: nothing of it was written"
                 )
@@ -144,7 +143,7 @@ class PostgresDatabase:
             self._abort()
             # The first error tells why (a lock wait over the timeout, say), wherever it surfaced
             # and whoever caught it there; later ones only say the transaction had failed.
-            first = self._first_error
+            first = self._failures.first
             if first is None or first is exc:
                 raise
             raise first from exc
@@ -158,20 +157,20 @@ class PostgresDatabase:
         self._memo.end()
         if self.link.reason is not None:
             return  # the loss left the pipeline when it was noticed
-        with self.guard:
-            if self._pipelining.pipeline is not None:
-                self._pipelining.end_failed_segment(self.conn)
+        with self.guard:  # synced before ROLLBACK whatever was seen, else the next transaction runs in this
+            self._pipelining.abandon(self.conn)
+            if self.conn.info.transaction_status != pq.TransactionStatus.IDLE:
                 self.conn.execute("ROLLBACK")
-                self._pipelining.leave()
-            elif self.conn.info.transaction_status != pq.TransactionStatus.IDLE:
-                self.conn.execute("ROLLBACK")
+            self._pipelining.forget_prepared(self.conn)  # a COMMIT refused may have rolled it back
 
     def _rollback_to(self, name: str) -> None:
         self._memo.rollback_to()
         if self.link.reason is not None:
             return
         with self.guard:
-            self._pipelining.end_failed_segment(self.conn)
+            # Carefully, synced even if no error was seen yet (Pipelining.abandon): a careful call's
+            # outcome stands. Else a rollback the server skips fails the transaction (Failures).
+            self._pipelining.end_failed_segment(self.conn, always=self._careful)
             self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
             self.conn.execute(f"RELEASE SAVEPOINT {name}")
 
@@ -190,9 +189,7 @@ class PostgresDatabase:
 
     def statement_failed(self, exc: psycopg.Error) -> StorageError:
         error = convert(exc)
-        if self._depth and self._first_error is None and not isinstance(exc, psycopg.errors.PipelineAborted):
-            self._first_error = error
-        return error
+        return self._failures.note(exc, error, deferred=self.errors_deferred) if self._depth else error
 
     def connection_lost(self, exc: psycopg.Error) -> UnavailableError:
         """Note the loss (whatever transaction was open is gone with it) and say so."""
@@ -207,6 +204,10 @@ class PostgresDatabase:
     def _reconnect_or_refuse(self) -> None:
         if self.link.reason is not None and not self.link.restore():
             raise self.link.refusal()
+
+    @property
+    def errors_deferred(self) -> bool:
+        return self._depth > 0 and not self._careful and self._pipelining.pipeline is not None
 
     @contextmanager
     def careful(self) -> Iterator[None]:
@@ -284,8 +285,7 @@ class PostgresDatabase:
         """Nothing to do: the server checkpoints its own WAL."""
 
     def user_table_count(self) -> int:
-        row = self.execute(dialect.USER_TABLE_COUNT).fetchone()
-        return int(row[0])
+        return int(self.execute(dialect.USER_TABLE_COUNT).fetchone()[0])
 
     def unavailable(self) -> str | None:
         reason = self.link.reason

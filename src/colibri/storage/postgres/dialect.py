@@ -35,6 +35,11 @@ class PostgresDialect:
             f" COALESCE(MAX({key}), 0) + 1, false) FROM {table}"
         )
 
+    def next_serials(self, table: str, key: str) -> str | None:
+        # Numbers of the sequence itself, so rows inserted with its default elsewhere (a read call's
+        # row, opened outside the write lock) never take one of them.
+        return f"SELECT nextval(pg_get_serial_sequence('{table}', '{key}')) FROM generate_series(1, ?)"
+
     def json_array_contains(self, column: str) -> str:
         return f"({column})::jsonb @> jsonb_build_array(?::text)"
 
@@ -51,6 +56,9 @@ DIALECT = PostgresDialect()
 # end of the transaction, so read-then-write steps of all replicas run one at a time, as SQLite's
 # BEGIN IMMEDIATE makes them in one file. The number is arbitrary ("colibri" in ASCII, truncated).
 WRITE_LOCK_KEY: Final = 0x636F6C6962
+# The SQLSTATE of a row the database refuses at its insert in place of a read the writer skipped
+# (0037: a thought record's session and task): whoever sees it, the transaction must not commit.
+REFUSED_AT_INSERT: Final = "CLB01"
 BEGIN_WRITE = "BEGIN"
 TAKE_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
 BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ"

@@ -8,6 +8,7 @@ import psycopg
 
 from colibri.core.errors import StorageError
 from colibri.storage import errors
+from colibri.storage.postgres.dialect import REFUSED_AT_INSERT
 
 # SQLSTATE classes and codes (PostgreSQL manual, appendix A).
 _BY_STATE: dict[str, type[StorageError]] = {
@@ -47,6 +48,35 @@ def convert(exc: psycopg.Error) -> StorageError:
         # No SQLSTATE: the client lost (or never had) its connection.
         return errors.UnavailableError(message)
     return errors.OperationalError(message)
+
+
+class Failures:
+    """The errors of the open transaction: the first, as it surfaced (it tells why the transaction
+    failed, wherever it surfaced and whoever caught it there), and `rerun`: an error after which
+    the transaction must not commit even if a savepoint rolled it back.
+
+    Where a pipelined statement's error surfaces depends on when its result reaches psycopg (it
+    reads what has arrived at every later statement): in the savepoint of the call that caused it,
+    in a later call's, or at COMMIT. So while errors are deferred (pipelined, outside `careful()`)
+    any error fails the transaction, whoever caught it, and so does a refusal at an insert
+    (`dialect.REFUSED_AT_INSERT`) anywhere: the chain then runs the calls again carefully, where
+    each error surfaces in its own call's savepoint and every call gets its own outcome."""
+
+    __slots__ = ("first", "rerun", "seen")
+
+    def __init__(self) -> None:
+        self.first: StorageError | None = None
+        self.rerun: StorageError | None = None
+        self.seen = False  # any error at all: psycopg's prepared statements must be forgotten
+
+    def note(self, exc: psycopg.Error, error: StorageError, *, deferred: bool) -> StorageError:
+        """Note `error`, what `exc` became; returns it."""
+        self.seen = True
+        if self.first is None and not isinstance(exc, psycopg.errors.PipelineAborted):
+            self.first = error
+        if self.rerun is None and (deferred or exc.sqlstate == REFUSED_AT_INSERT):
+            self.rerun = error
+        return error
 
 
 class _MapExceptions:

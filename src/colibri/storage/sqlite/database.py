@@ -175,6 +175,10 @@ class SQLiteDatabase:
             self._run(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._busy_ms = BUSY_TIMEOUT_MS
 
+    @property
+    def errors_deferred(self) -> bool:
+        return False  # every statement's error is raised as it runs
+
     @contextmanager
     def careful(self) -> Iterator[None]:
         """Nothing to do: SQLite reports every statement's error as it runs."""

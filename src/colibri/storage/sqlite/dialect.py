@@ -23,6 +23,9 @@ class SQLiteDialect:
     def continue_counter(self, table: str, key: str) -> str | None:
         return None  # an explicit key above sqlite_sequence's value raises it
 
+    def next_serials(self, table: str, key: str) -> str | None:
+        return None
+
     def json_array_contains(self, column: str) -> str:
         return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.value = ?)"
 
