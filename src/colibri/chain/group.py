@@ -12,10 +12,11 @@ All or nothing, per batch: a write is never committed without its audit row, and
 answered only after the transaction holding it committed. A lost connection or a lock wait over
 the timeout rolls the whole batch back, and every call in it is refused with `retryable: true`
 (`BatchFailed`): nothing of any of them was written. A handler's own failure stays its own:
-dispatch rolls back its savepoint. On PostgreSQL a statement's error can surface after its
-call's savepoint was released (statements are pipelined, storage/postgres/database.py) and fail
-the batch; the batch is then run again one call at a time, each `careful()`ly, so that the
-call at fault gets its own error and the others their results.
+dispatch rolls back its savepoint. On PostgreSQL a statement's error surfaces wherever psycopg
+next reads results (statements are pipelined, storage/postgres/database.py), in another call's
+savepoint or at COMMIT, so any error fails the batch there; the batch is then run again one call
+at a time, each `careful()`ly, so that the call at fault gets its own error and the others their
+results.
 
 Read calls take no part in a shared transaction: a long read would hold the write lock of
 every replica. A read at the front of the queue runs alone, as it always did.
@@ -175,7 +176,8 @@ class GroupCommit:
     def _attempt(self, db: Database, batch: list[_Item]) -> BatchFailed | None:
         try:
             with db.atomic():
-                for item in batch:
+                for position, item in enumerate(batch):
+                    self._audit.ahead.coming(len(batch) - position - 1)  # rows numbered ahead (PostgreSQL)
                     try:
                         item.result, item.error = item.work(), None
                     except ChainError as exc:  # refused before it wrote anything

@@ -36,6 +36,7 @@ from colibri.core.identity import Identity, identity_of
 from colibri.core.modes import writes_allowed
 from colibri.core.state import ServerState
 from colibri.storage import Connection, Database, Migration
+from colibri.storage.audit_ahead import AheadNumbers
 from colibri.storage.audit_identity import MIGRATIONS as IDENTITY
 from colibri.storage.audit_later import LaterRows
 from colibri.storage.audit_open import OpenRow, digest
@@ -114,6 +115,7 @@ class AuditLog:
         self._state = state
         self._on_finished = on_finished
         self._later = LaterRows()
+        self.ahead = AheadNumbers()  # told by the group how many calls follow
 
     def _db(self) -> Database | None:
         state = self._state
@@ -159,6 +161,9 @@ class AuditLog:
             )
             return row
         row.in_transaction = db.in_transaction
+        if row.in_transaction and db.dialect.pipelined:
+            self.ahead.open(db, row, who)  # a batch's rows, numbered ahead (audit_ahead.py)
+            return row
         row.number = open_running(db, correlation_id, tool, arguments, principal, at, trace_id, who)
         if not db.dialect.pipelined:
             row.sequence_no  # noqa: B018 - read now: an unread INSERT ... RETURNING blocks SQLite
@@ -240,15 +245,8 @@ class AuditLog:
     def later(self, row: FinishedCall) -> bool:
         """Keep the row of a call answered outside the lock; True when it waits for `flush_later`."""
         if self._db() is None:
-            log.debug(
-                "audit %s %s arguments=%s outcome=%s %s %.3fms",
-                row.tool,
-                row.correlation_id,
-                digest(row.arguments),
-                row.outcome,
-                row.result_hash,
-                row.duration_ms,
-            )
+            log.debug("audit %s %s arguments=%s outcome=%s %s %.3fms", row.tool, row.correlation_id,
+                      digest(row.arguments), row.outcome, row.result_hash, row.duration_ms)  # fmt: skip
             return False
         self._later.add(row)
         return True
@@ -283,6 +281,7 @@ class AuditLog:
     def settle(self, committed: bool) -> None:
         """The shared transaction ended: rows it wrote are done, or wait again if it rolled back."""
         self._later.settle(committed)
+        self.ahead.reset()
 
 
 @contextmanager

@@ -70,6 +70,14 @@ _OPEN_IDENTIFIED = (
     "INSERT INTO actions (correlation_id, tool, arguments, outcome, started_at, principal, trace_id, issuer,"
     " token_id, via) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?) RETURNING sequence_no"
 )
+_OPEN_NUMBERED = (
+    "INSERT INTO actions (sequence_no, correlation_id, tool, arguments, outcome, started_at, principal,"
+    " trace_id) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)"
+)
+_OPEN_NUMBERED_IDENTIFIED = (
+    "INSERT INTO actions (sequence_no, correlation_id, tool, arguments, outcome, started_at, principal,"
+    " trace_id, issuer, token_id, via) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)"
+)
 _COLUMNS = (
     "correlation_id, tool, arguments, outcome, result_hash, started_at, duration_ms, principal, trace_id"
 )
@@ -106,6 +114,26 @@ def open_running(  # noqa: PLR0917 - positional in the order the audit row holds
     if identity is None or (identity.issuer is None and identity.token_id is None and identity.via is None):
         return conn.execute(_OPEN, values)
     return conn.execute(_OPEN_IDENTIFIED, (*values, identity.issuer, identity.token_id, identity.via))
+
+
+def open_numbered(  # noqa: PLR0917 - positional in the order the audit row holds them
+    conn: Connection,
+    number: int,
+    correlation_id: str,
+    tool: str,
+    arguments: str,
+    principal: str,
+    started_at: str,
+    trace_id: str | None = None,
+    identity: Identity | None = None,
+) -> None:
+    """`open_running` with the sequence_no taken ahead (`Dialect.next_serials`): nothing to read back,
+    so on PostgreSQL a batch's calls wait for no row's number."""
+    values = (number, correlation_id, tool, arguments, started_at, principal, trace_id)
+    if identity is None or (identity.issuer is None and identity.token_id is None and identity.via is None):
+        conn.execute(_OPEN_NUMBERED, values)
+    else:
+        conn.execute(_OPEN_NUMBERED_IDENTIFIED, (*values, identity.issuer, identity.token_id, identity.via))
 
 
 class Kept:

@@ -39,13 +39,18 @@ def append(
     for the lock and every record links to the one committed just before it. The record's
     log entry is appended in the same transaction.
     """
+    # In a batch of pipelined calls the database checks the session and task at the insert
+    # (0037) instead of a read per call; a refusal there fails the batch, and the chain runs it
+    # again carefully, where these reads give each call its own error.
+    checked_at_insert = db.in_transaction and db.errors_deferred
     with _write_transaction(db) as conn:
         # Asked first, read after the checks: on PostgreSQL all of it is one round trip.
         log.prepare_append(conn)
         pending_head = repository.head_reader(conn)
-        require_session(conn, session_id, open_only=True)
-        if task_id is not None:
-            require_task(conn, task_id)
+        if not checked_at_insert:
+            require_session(conn, session_id, open_only=True)
+            if task_id is not None:
+                require_task(conn, task_id)
         head = pending_head()
         seq, created_at = head.seq + 1, utc_now()
         digest = record_hash(

@@ -50,6 +50,9 @@ MIGRATIONS: list[Migration] = [
         "0013_thought_records_principal",
         ("ALTER TABLE thought_records ADD COLUMN principal TEXT NOT NULL DEFAULT 'local'",),
     ),
+    # Nothing on SQLite: its writer reads the session and task before the insert, as it always did
+    # (no pipeline there to spare the wait of); PostgreSQL's checks are in POSTGRES_MIGRATIONS.
+    Migration("0037_thought_records_checked", ()),
 ]
 
 # The same tables on PostgreSQL: BIGINT seqs, and STORED generated columns (PostgreSQL 15 has no
@@ -63,4 +66,31 @@ POSTGRES_MIGRATIONS: list[Migration] = [
         ),
     ),
     MIGRATIONS[1],
+    # 0037: the checks of a record's session (it exists, it is not sealed) and task, made by the database
+    # at the insert: inside a batch of pipelined calls the writer skips reading them (records.py),
+    # and a refusal (SQLSTATE CLB01, storage/postgres/dialect.REFUSED_AT_INSERT) fails the batch,
+    # which the chain runs again one call at a time, reading, so each gets its own error.
+    Migration(
+        "0037_thought_records_checked",
+        (
+            """CREATE FUNCTION colibri_record_checked() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NOT EXISTS (SELECT 1 FROM audit_sessions WHERE session_id = NEW.session_id) THEN
+                    RAISE EXCEPTION USING ERRCODE = 'CLB01',
+                        MESSAGE = 'thought record refused: no session ' || NEW.session_id;
+                END IF;
+                IF EXISTS (SELECT 1 FROM session_seals WHERE session_id = NEW.session_id) THEN
+                    RAISE EXCEPTION USING ERRCODE = 'CLB01',
+                        MESSAGE = 'thought record refused: session ' || NEW.session_id || ' is sealed';
+                END IF;
+                IF NEW.task_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = NEW.task_id) THEN
+                    RAISE EXCEPTION USING ERRCODE = 'CLB01',
+                        MESSAGE = 'thought record refused: no task ' || NEW.task_id;
+                END IF;
+                RETURN NEW;
+            END $$""",
+            "CREATE TRIGGER thought_records_checked BEFORE INSERT ON thought_records"
+            " FOR EACH ROW EXECUTE FUNCTION colibri_record_checked()",
+        ),
+    ),
 ]
