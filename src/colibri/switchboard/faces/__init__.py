@@ -12,6 +12,10 @@ peers.py        the connected clients, as a downstream's news and requests reach
 listening.py    `subscriptions/listen` for 2026-era clients, backed by downstream subscriptions
 http_face.py    what the HTTP face adds around /mcp: the bearer-token check and /status
 json_answers.py a POST's answer-only event stream sent as one JSON body (keeps connections open)
+post_lane.py    the HTTP face's lean lane: a POST of one routed tools/call answered beside the SDK
+post_http.py    what that lane reads of a request and keeps of its session
+outbox.py       what it sends back on the call's own POST: one JSON body, or an event stream
+driving.py      one routed call of either lean lane driven along its route
 tokens.py       the tokens file (`colibri token create --file`), the SDK's token verifier
 status_page.py  GET /status for people (templates/)
 metrics.py      /healthz, /readyz, /metrics, and `Metrics`, an observer of every routed call
@@ -23,6 +27,7 @@ from colibri.switchboard.faces.json_answers import JsonAnswers
 from colibri.switchboard.faces.lean import ClientLane
 from colibri.switchboard.faces.mcp_server import SERVER_NAME, build_server
 from colibri.switchboard.faces.metrics import Metrics, probe_routes
+from colibri.switchboard.faces.post_lane import lane_in_front
 from colibri.switchboard.faces.serving import Serving
 from colibri.switchboard.faces.status_page import render_status
 from colibri.switchboard.faces.tokens import TokensFile
@@ -36,6 +41,7 @@ __all__ = [
     "Serving",
     "TokensFile",
     "build_server",
+    "lane_in_front",
     "probe_routes",
     "render_status",
     "status_page",

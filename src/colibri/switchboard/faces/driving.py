@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Coroutine, Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from colibri.switchboard.base import DownstreamError, spans
 from colibri.switchboard.faces.lean_caller import LeanCall, LeanCaller
@@ -24,25 +24,27 @@ from colibri.switchboard.routing import Answer, Attempt, Clearing, Route, Switch
 
 log = logging.getLogger("colibri.switchboard")
 
+CallT = TypeVar("CallT", bound=LeanCall)
 
-class Driver:
+
+class Driver(Generic[CallT]):
     """The route-driving part of a lean lane; a lane says where a call's answer goes."""
 
     _board: Switchboard
 
-    def _caller(self, call: LeanCall) -> LeanCaller:
+    def _caller(self, call: CallT) -> LeanCaller:
         raise NotImplementedError
 
-    def _forget(self, call: LeanCall, error: str | None = None) -> None:
+    def _forget(self, call: CallT, error: str | None = None) -> None:
         raise NotImplementedError
 
-    def _finish(self, call: LeanCall, answer: Answer) -> None:
+    def _finish(self, call: CallT, answer: Answer) -> None:
         raise NotImplementedError
 
     async def flush(self) -> None:
         """What a task that answered a call does after: the stdio lane drains its pipe."""
 
-    def _start(self, call: LeanCall) -> None:
+    def _start(self, call: CallT) -> None:
         if self._board.waits_for_start(call.name):
             self._spawn(call, self._serve(call))
             return
@@ -50,7 +52,7 @@ class Driver:
         with self._guarded(call, route):
             self._go(call, route, route.start())
 
-    def _go(self, call: LeanCall, route: Route, step: Attempt | Clearing | Answer) -> None:
+    def _go(self, call: CallT, route: Route, step: Attempt | Clearing | Answer) -> None:
         caller = self._caller(call)
         while not isinstance(step, Answer):
             if isinstance(step, Clearing):  # an observer must finish before it is sent: a task waits
@@ -78,7 +80,7 @@ class Driver:
         self._answer(call, route, step)
 
     def _answered(
-        self, call: LeanCall, route: Route, attempt: Attempt, outcome: dict[str, Any] | DownstreamError
+        self, call: CallT, route: Route, attempt: Attempt, outcome: dict[str, Any] | DownstreamError
     ) -> None:
         call.abandon = None
         with self._guarded(call, route), spans.current(call.span):
@@ -88,7 +90,7 @@ class Driver:
                 self._answer(call, route, route.answered(attempt, outcome))
 
     @contextmanager
-    def _guarded(self, call: LeanCall, route: Route) -> Iterator[None]:
+    def _guarded(self, call: CallT, route: Route) -> Iterator[None]:
         """What goes wrong routing `call` is its answer: HANDLER_ERROR, as on the SDK's lane."""
         try:
             yield
@@ -96,7 +98,7 @@ class Driver:
             log.exception("switchboard failed routing %s", call.name)
             self._answer(call, route, route.crashed(exc))
 
-    def _answer(self, call: LeanCall, route: Route, answer: Answer) -> None:
+    def _answer(self, call: CallT, route: Route, answer: Answer) -> None:
         try:
             waiting = route.before_answer(answer)
         except Exception as exc:
@@ -109,7 +111,7 @@ class Driver:
         route.after_answer(answer)  # metrics, once the answer is on its way
 
     async def _answer_after(
-        self, call: LeanCall, route: Route, answer: Answer, waiting: Awaitable[None]
+        self, call: CallT, route: Route, answer: Answer, waiting: Awaitable[None]
     ) -> None:
         try:
             await waiting
@@ -126,11 +128,11 @@ class Driver:
         route.after_answer(answer)
         await self.flush()
 
-    def _spawn(self, call: LeanCall, serving: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, call: CallT, serving: Coroutine[Any, Any, None]) -> None:
         # A bare task: the lane cancels what is left when it stops or the call is cancelled.
         call.task = asyncio.get_running_loop().create_task(serving)
 
-    async def _serve(self, call: LeanCall, step: Attempt | Clearing | None = None) -> None:
+    async def _serve(self, call: CallT, step: Attempt | Clearing | None = None) -> None:
         """The call, driven by awaiting: after the first verdicts, or on a downstream with no lean lane."""
         try:
             if call.route is None:  # sent before its servers' first verdicts: wait for them (bounded)

@@ -46,7 +46,7 @@ _CALL, _CANCELLED, _INITIALIZE = b'"tools/call"', b'"notifications/cancelled"', 
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-class ClientLane(Driver):
+class ClientLane(Driver[LeanCall]):
     """Takes the routed tools/call requests of one stdio client off the SDK's path (a `pipes.Divert`)."""
 
     def __init__(

@@ -50,11 +50,12 @@ def answer_body(answer: Answer, server_info: dict[str, Any] | None) -> dict[str,
         return {"error": error}
     result = answer.result
     assert result is not None, "an answer that goes back has a result or an error"
-    body = (
-        result
-        if isinstance(result, dict)
-        else result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    )
+    if isinstance(result, dict):
+        body = result
+    else:
+        body = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if server_info is None:  # the 2026 era's field, which the SDK leaves out of older eras' answers
+            body.pop("resultType", None)
     return {"result": body if server_info is None else stamped(body, server_info)}
 
 

@@ -29,6 +29,7 @@ from mcp.server.subscriptions import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
+from starlette.types import Scope
 
 from colibri import __version__
 from colibri.core.identity import Identity
@@ -177,6 +178,7 @@ def build_server(board: Switchboard) -> Gateway:
         _refuse_non_object_arguments,
     ]
     server.rounds = rounds
+    server.peers = peers
     board.on_tools_changed(tools_changed)
     board.on_lists_changed(lists_changed)
     board.notified = publishing(bus, readers.delivering(peers, board.passthrough))
@@ -189,7 +191,12 @@ def identity_of_request(ctx: ServerRequestContext[Any, Any]) -> Identity:
     (the digest the file holds), an identity provider's by its issuer and jti, with its groups; so
     the audit row ties the call to it. Else `local`."""
     request = ctx.request
-    user = request.scope.get("user") if isinstance(request, Request) else None
+    return identity_of_scope(request.scope) if isinstance(request, Request) else Identity(LOCAL)
+
+
+def identity_of_scope(scope: Scope) -> Identity:
+    """`identity_of_request` of an HTTP request's ASGI scope (the HTTP face's lean lane asks it)."""
+    user = scope.get("user")
     if not isinstance(user, AuthenticatedUser):
         return Identity(LOCAL)
     return identity_of_access(user.access_token)
@@ -240,6 +247,7 @@ class Gateway(Server[Any]):
     """
 
     rounds: InputRounds  # the calls held between a 2026-era client's input rounds, shared with the lean lane
+    peers: Peers  # the handshake-era connections: where the HTTP lane's calls relay a downstream's requests
 
     def create_initialization_options(
         self,

@@ -62,6 +62,12 @@ class Metrics(Observer):
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        # How much of the HTTP face's traffic its lean lane answers (post_lane.py), the rest the SDK.
+        self.lean_calls = Counter(
+            "colibri_switchboard_http_lean_calls",
+            "Routed tools/call requests the HTTP face answered on its lean lane, beside the SDK",
+            registry=self.registry,
+        )
         self.registry.register(_DropsCollector())
 
     def after_answer(self, call: RoutedCall, answer: Answer) -> None:

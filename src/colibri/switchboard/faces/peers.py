@@ -62,6 +62,12 @@ class Peers:
             return None
         return SessionCaller(next(reversed(self._sessions.values())), None)
 
+    def caller_of(self, key: str) -> Caller | None:
+        """The connection of session `key` (its Mcp-Session-Id), where a request of a downstream
+        serving that session's call goes (the HTTP face's lean lane): that session's, or none."""
+        session = self._sessions.get(key)
+        return None if session is None else SessionCaller(session, None)
+
     def subscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> bool:
         """Record the subscription; True when it is the first for `uri` (the downstream must be asked)."""
         return self.hold(self.key(ctx), uri)

@@ -34,6 +34,7 @@ from colibri.switchboard.faces import (
     Metrics,
     Serving,
     build_server,
+    lane_in_front,
     probe_routes,
     status_page,
 )
@@ -197,6 +198,7 @@ async def _serve_http(
     )
     auth.challenge(app)
     cap_sessions(app, limits.max_sessions_per_principal, limits.session_idle_s)
+    lane = lane_in_front(app, board, server, metrics.lean_calls.inc)  # tools/call beside the SDK (§25)
     async with anyio.create_task_group() as tasks:
         await tasks.start(board.run)
         if auth.oauth is not None:
@@ -207,5 +209,6 @@ async def _serve_http(
         # An answer-only event stream goes as one JSON body: the client keeps its connection.
         await run_http(guarded(JsonAnswers(app), hosts, limits), host, port, limits, listener=listener)
         log.info("HTTP server stopped; stopping the downstreams")
+        lane.stop()
         server.rounds.close()
         tasks.cancel_scope.cancel()
