@@ -266,3 +266,17 @@ def test_a_variables_name_says_the_query_is_about_the_environment() -> None:
     ]
     # An acronym is no variable.
     assert all("environment" not in meant for _, meant in also_of("the JSON of a URL"))
+
+
+def test_a_city_of_the_time_zone_database_says_the_query_asks_the_time_there() -> None:
+    tools = {
+        "get_current_time": tool("get_current_time", "Get the current time in a timezone."),
+        "call_contact": tool("call_contact", "Phone a contact."),
+    }
+    downstreams: dict[str, Any] = {"office": SimpleNamespace(tools=tools)}
+    catalog = Catalog(downstreams, lambda: {})
+    for query in ("can I still phone the Sydney office?", "is the team in Los Angeles online yet"):
+        assert "office.get_current_time" in list(catalog.search(words_of(query), also_of(query))), query
+    # A place in a fact told is part of the fact; an everyday word that names a zone is no place.
+    for query in ("remember that Alice lives in Berlin", "wake me when the build is done"):
+        assert all("time" not in meant for _, meant in also_of(query)), query

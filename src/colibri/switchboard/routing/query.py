@@ -10,6 +10,7 @@ import re
 
 from colibri.storage.sqlite.fts import MAX_EXPANSIONS, Expansion
 from colibri.switchboard.routing.lexicon import CATEGORIES
+from colibri.switchboard.routing.places import names_a_place
 
 MAX_QUERY_WORDS = 64  # past these a query says nothing more, and each word costs a lookup
 _MAX_ID = 32  # an id is short
@@ -43,6 +44,8 @@ _PATH = re.compile(r"[\w.~-]*/[\w.~/-]*\w")
 _DOMAINS = frozenset(
     ["com", "org", "net", "edu", "gov", "io", "dev", "ai", "app", "co", "uk", "de", "fr", "eu", "info"]
 )
+# What a fact told or recalled means: a place in one is part of the fact ("lives in Berlin").
+_FACTS = frozenset(["memory", "observation", "relation"])
 _PUNCTUATION = "?!,;:'\"()[]{}<>"
 # A name in capitals joined by underscores (NODE_OPTIONS, $DATABASE_URL) is an environment variable's.
 _VARIABLE = re.compile(r"\$?[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]")
@@ -91,7 +94,12 @@ def also_of(query: str) -> list[Expansion]:
     known = own | {word for _, meant in also for word in meant}
     formed = [
         (said, kept)
-        for said, signalled in (*_files_of(query), *_numbers_of(query), *_variables_of(query))
+        for said, signalled in (
+            *_files_of(query),
+            *_numbers_of(query),
+            *_variables_of(query),
+            *_places_of(words, known),
+        )
         if (kept := [word for word in signalled if word not in known])
     ]
     return [*formed, *also][:MAX_EXPANSIONS]
@@ -129,6 +137,13 @@ def _variables_of(query: str) -> list[Expansion]:
     an acronym (JSON, URL) has no underscore and is no variable."""
     tokens = (written.strip(_PUNCTUATION).rstrip(".") for written in query.split()[:MAX_QUERY_WORDS])
     return [([], ["environment", "variables"])] if any(_VARIABLE.fullmatch(t) for t in tokens) else []
+
+
+def _places_of(words: list[str], known: set[str]) -> list[Expansion]:
+    """A city of the time-zone database (places.py) says the query asks the time there, whatever
+    its words ("too late to call Sydney?"): "time" is meant, said by no word of its own. Not in a
+    fact told or recalled ("remember Alice lives in Berlin"): there the place is part of the fact."""
+    return [] if known & _FACTS or not names_a_place(words) else [([], ["time"])]
 
 
 def _split(query: str) -> list[str]:
