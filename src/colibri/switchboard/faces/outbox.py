@@ -9,8 +9,9 @@ POST and nowhere else.
 
 A stdio downstream's answer is taken off its pipe the moment it is read (downstream/lanes.py), while
 a log line written before it still travels through the SDK client's dispatch (a few turns of the
-event loop) to the call's `LeanCaller`. So the answer waits `SETTLE_TURNS` turns of the loop before
-it goes: what the downstream said before its answer still comes before it, on the call's own POST.
+event loop) to the call's `LeanCaller`. So such an answer waits `SETTLE_TURNS` turns of the loop
+before it goes: what the downstream said before its answer still comes before it, on the call's own
+POST. (An HTTP downstream's messages for a call come on that call's own response, before its answer.)
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ _SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no
 class Outbox:
     """The messages of one call on their way to its POST: the lane puts, the POST's handler writes."""
 
-    __slots__ = ("_answer", "_closed", "_gone", "_messages", "_waiter")
+    __slots__ = ("_answer", "_closed", "_gone", "_messages", "_settle", "_waiter")
 
     def __init__(self) -> None:
         self._messages: list[dict[str, Any]] = []
         self._waiter: asyncio.Future[None] | None = None
         self._answer: dict[str, Any] | None = None
+        self._settle = 0  # turns of the loop the answer waits for lines written before it
         self._closed = False  # the answer went (or the call was cancelled): nothing more comes
         self._gone = False  # the client went away: nothing more is written
 
@@ -47,10 +49,10 @@ class Outbox:
         self._messages.append(message)
         self._wake()
 
-    def answer(self, message: dict[str, Any]) -> None:
-        """The call's answer, the last message."""
+    def answer(self, message: dict[str, Any], settle: int = 0) -> None:
+        """The call's answer, the last message, once `settle` turns of the loop have passed."""
         if not self._closed:
-            self._answer = message
+            self._answer, self._settle = message, settle
             self._wake()
 
     def close(self) -> None:
@@ -74,7 +76,7 @@ class Outbox:
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
         if self._answer is not None:
-            for _ in range(SETTLE_TURNS):
+            for _ in range(self._settle):
                 await asyncio.sleep(0)
             self._messages.append(self._answer)
             self._closed = True

@@ -46,7 +46,7 @@ from colibri.switchboard.faces.driving import Driver
 from colibri.switchboard.faces.lean_caller import LeanCall, LeanCaller, valid_id
 from colibri.switchboard.faces.lean_wire import answer_body
 from colibri.switchboard.faces.mcp_server import Gateway, identity_of_scope
-from colibri.switchboard.faces.outbox import Outbox
+from colibri.switchboard.faces.outbox import SETTLE_TURNS, Outbox
 from colibri.switchboard.faces.post_http import disconnected, header, held_open, message_of, replayed
 from colibri.switchboard.routing import Answer, Switchboard
 
@@ -266,7 +266,10 @@ class PostLane(Driver[PostCall]):
     def _finish(self, call: PostCall, answer: Answer) -> None:
         self._forget(call, None if answer.error is None else str(answer.error.code))
         if not call.cancelled:
-            call.outbox.answer({"jsonrpc": "2.0", "id": call.request_id} | answer_body(answer, None))
+            body = {"jsonrpc": "2.0", "id": call.request_id} | answer_body(answer, None)
+            server = answer.tried[-1].server if answer.tried else None
+            stdio = server in self._board.downstreams and self._board.downstreams[server].spec.url is None
+            call.outbox.answer(body, SETTLE_TURNS if stdio else 0)
 
 
 def lane_in_front(
