@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,13 @@ async def test_the_lane_answers_as_the_sdk_path(tmp_path: Path) -> None:
             expired = await outcome(session.call_raw("work", {}, 5))
             assert expired == await outcome(session.call_tool("work", {}, 5))
             assert expired[0] == "PeerError" and "-32600: Session not found" in expired[1]
+
+        # Its URL with a trailing slash: the server redirects (307) within its origin, and both follow.
+        slashed = replace(spec, url=f"{spec.url}/")
+        async with open_session(slashed, hooks(), 10) as session:
+            lean = await outcome(session.call_raw("work", {"n": 2}, 5))
+            assert lean == await outcome(session.call_tool("work", {"n": 2}, 5))
+            assert lean["structuredContent"]["echo"] == {"n": 2}, lean
 
 
 @pytest.mark.parametrize("lane", [True, False], ids=["lane", "sdk"])

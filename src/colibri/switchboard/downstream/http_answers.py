@@ -31,7 +31,11 @@ async def answer_of(
     if status == 202:
         return PeerError(INVALID_REQUEST, "server answered a request with 202 Accepted")
     if 300 <= status < 400 and "location" in response.headers:
-        return PeerError(INVALID_REQUEST, f"the server redirected the request ({status}); not followed")
+        # One the SDK would not follow either (another origin, or past the client's budget).
+        where = response.headers["location"]
+        return PeerError(
+            INVALID_REQUEST, f"the server redirected the request ({status}) to {where}; not followed"
+        )
     if status >= 400:
         if kind.startswith("application/json"):
             answer = parsed(await response.aread())

@@ -36,6 +36,7 @@ from typing import Any
 
 import anyio
 import httpx2
+from mcp.shared._httpx_utils import stream_within_origin
 from mcp.shared.message import SessionMessage
 from mcp_types import INTERNAL_ERROR, PARSE_ERROR, jsonrpc_message_adapter
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -80,6 +81,7 @@ class HttpLane:
         self._client: httpx2.AsyncClient | None = None
         self._pending: dict[str, Pending] = {}
         self._posts: dict[str, asyncio.Task[None]] = {}
+        self._telling: set[asyncio.Task[None]] = set()
         self._ids = count(1)
         self._closed: str | None = None
         self.inject: Inject | None = None
@@ -184,18 +186,16 @@ class HttpLane:
         client = self._client
         if client is None or self._closed is not None or self.version in MODERN_PROTOCOL_VERSIONS:
             return  # the 2026 era has no client notifications over HTTP: the closed stream says it
-        notice = {
-            "jsonrpc": "2.0",
-            "method": "notifications/cancelled",
-            "params": {"requestId": key, "reason": reason},
-        }
+        params = {"requestId": key, "reason": reason}
+        notice = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
         told = asyncio.get_running_loop().create_task(self._notify(client, jsonlines.dumps(notice)))
-        told.add_done_callback(_reported)
+        self._telling.add(told)  # kept until done (the loop keeps only weak references)
+        told.add_done_callback(self._telling.discard)
 
     async def _notify(self, client: httpx2.AsyncClient, body: bytes) -> None:
         try:
             await client.post(self._url, content=body, headers=self._headers())
-        except httpx2.HTTPError as exc:
+        except httpx2.HTTPError as exc:  # a courtesy: the call is given up either way
             log.debug("could not send a cancellation: %s", exc)
 
     def _headers(self) -> dict[str, str]:
@@ -208,7 +208,10 @@ class HttpLane:
 
     async def _post(self, client: httpx2.AsyncClient, key: str, body: bytes, headers: dict[str, str]) -> None:
         try:
-            async with client.stream("POST", self._url, content=body, headers=headers) as response:
+            # The SDK's own way to POST: a same-origin 307/308 (a trailing slash, say) followed, no other.
+            async with stream_within_origin(
+                client, "POST", self._url, content=body, headers=headers
+            ) as response:
                 outcome = await answer_of(response, self.session_id is not None, partial(self._streamed, key))
         except UNSENT_HTTP_ERRORS:
             self._finish(key, NotSent("the connection was refused before the request could be sent"))
@@ -293,8 +296,3 @@ class HttpLane:
         pending = self._forget(key, type(outcome).__name__ if isinstance(outcome, DownstreamError) else None)
         if pending is not None:
             pending.done(outcome)
-
-
-def _reported(task: asyncio.Task[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.debug("a cancellation notice failed: %s", task.exception())
