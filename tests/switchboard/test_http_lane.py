@@ -46,11 +46,11 @@ pytestmark = pytest.mark.anyio
 
 @contextmanager
 def remote(
-    tmp_path: Path, mode: str = "answer"
+    tmp_path: Path, mode: str = "answer", **extra: str
 ) -> Iterator[tuple[ServerSpec, Path, subprocess.Popen[bytes]]]:
     """The fault server over HTTP, and the file that counts the `work` calls it received."""
-    port, count = free_port(), tmp_path / f"calls-{mode}"
-    env = {**switchboard_env(), "FAULT_NAME": "f", "FAULT_MODE": mode, "FAULT_COUNT": str(count)}
+    port, count = free_port(), tmp_path / f"calls-{mode}-{len(extra)}"
+    env = {**switchboard_env(), "FAULT_NAME": "f", "FAULT_MODE": mode, "FAULT_COUNT": str(count), **extra}
     server = subprocess.Popen([sys.executable, str(FAULT_SERVER), "--http", f"127.0.0.1:{port}"], env=env)
     try:
         wait_for_port(port, server)
@@ -71,13 +71,13 @@ async def outcome(call: Awaitable[Any]) -> Any:
         return type(exc).__name__, re.sub(r"call \d+", "call N", str(exc)), exc.sent
     if isinstance(result, types.CallToolResult):
         result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if result.get("resultType") == "complete":
-            del result["resultType"]  # the model's default, which the wire left out
+    if result.get("resultType") == "complete":
+        del result["resultType"]  # the default: the model writes it, the handshake era's wire leaves it out
     return json.loads(re.sub(r'(\\?"call\\?": ?)\d+', r"\g<1>0", json.dumps(result)))
 
 
 async def test_the_lane_answers_as_the_sdk_path(tmp_path: Path) -> None:
-    with remote(tmp_path) as (spec, _, _):
+    with remote(tmp_path) as (spec, count, _):
         async with open_session(spec, hooks(), 10) as session:
             lean = await session.call_raw("info", {}, 5)
             sdk = (await session.call_tool("info", {}, 5)).structured_content or {}
@@ -98,6 +98,10 @@ async def test_the_lane_answers_as_the_sdk_path(tmp_path: Path) -> None:
             timed_out = await outcome(session.call_raw("work", {}, 0.3))
             assert timed_out == await outcome(session.call_tool("work", {}, 0.3))
             assert timed_out == ("CallTimedOut", "no answer within 0.3 s", True)
+            cancelled = Path(f"{count}.cancelled")
+            with anyio.fail_after(10):  # each path told the server it gave the call up (handshake era)
+                while not cancelled.exists() or len(cancelled.read_text().split()) < 2:
+                    await anyio.sleep(0.01)
 
             # The downstream ends the session (as one that expired it would): 404 on both paths.
             await session.call_tool("set_mode", {"mode": "answer"}, 5)
@@ -188,3 +192,14 @@ async def test_through_the_switchboard_a_streamed_call_is_heard_by_its_caller_an
     ]
     dumped = [answer.model_dump(by_alias=True, mode="json", exclude_none=True) for answer in answers]
     assert [row["result_hash"] for row in rows[:2]] == [answer_digest(answer) for answer in dumped]
+
+
+async def test_a_2026_era_downstream_answers_the_lane_as_the_sdk_path(tmp_path: Path) -> None:
+    with remote(tmp_path, FAULT_ERA="modern") as (spec, _, _):
+        async with open_session(spec, hooks(), 10) as session:
+            assert session.protocol_version == "2026-07-28"
+            lean = await outcome(session.call_raw("work", {"n": 3}, 5))
+            assert lean == await outcome(session.call_tool("work", {"n": 3}, 5))
+            assert lean["structuredContent"]["echo"] == {"n": 3} and "_meta" not in lean, lean
+            info = await session.call_raw("info", {}, 5)
+            assert str(info["structuredContent"]["request_id"]).startswith("sb-"), "the lane carried it"
