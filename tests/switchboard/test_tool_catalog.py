@@ -280,3 +280,24 @@ def test_a_city_of_the_time_zone_database_says_the_query_asks_the_time_there() -
     # A place in a fact told is part of the fact; an everyday word that names a zone is no place.
     for query in ("remember that Alice lives in Berlin", "wake me when the build is done"):
         assert all("time" not in meant for _, meant in also_of(query)), query
+
+
+def test_goals_in_the_users_own_terms_find_the_tool_that_is_their_means() -> None:
+    tools = {
+        "task_list": tool("task_list", "List the tasks on the board."),
+        "task_next_actions": tool("task_next_actions", "Suggest the next actions."),
+        "session_start": tool("session_start", "Start an audit session."),
+        "get_current_time": tool("get_current_time", "Get the current time in a timezone."),
+        "edit_file": tool("edit_file", "Make line-based edits to a text file."),
+        "write_file": tool("write_file", "Create or overwrite a file."),
+    }
+    downstreams: dict[str, Any] = {"desk": SimpleNamespace(tools=tools)}
+    catalog = Catalog(downstreams, lambda: {})
+    for query, wanted in (
+        ("what is everybody busy with?", "desk.task_list"),
+        ("new here: where do I start?", "desk.task_next_actions"),
+        ("kick off a tracked work period for the review", "desk.session_start"),
+        ("is it too late to phone Mumbai?", "desk.get_current_time"),
+        ("swap requests for httpx in client.py", "desk.edit_file"),
+    ):
+        assert list(catalog.search(words_of(query), also_of(query)))[:1] == [wanted], query

@@ -15,7 +15,12 @@ their tools on the bench's sets, so they were dropped as ambiguous. FILES' secon
 people ask about files, an operation at a time) came the same way; "somewhere" and "can't find" mean
 a search of anything, not of files only. Later still, the same way, a row each: checking (make sure,
 validate), pretending (fake, mock, canned), concluding (findings, lessons, reflections), a log's
-entries and notebooks, and pointers (links).
+entries and notebooks, and pointers (links). Round four, the same way, a row each for principles
+behind goals said in the user's own terms: people and their work (everybody, busy, workload) are the
+team's tasks, where to start is the next actions, whether people somewhere are up or gone home is
+the time there, a run or work period kicked off is a session started, and one thing swapped for
+another in a file is an edit. Rows for replaying past reasoning, a folder map and a file "in the
+wrong place" also helped the sets but were written from their misses' words, so they are not in.
 
 A word may mean several things ("add" is create, "add up" is sum): a phrase is read before its
 words, and every expansion counts less than the user's own words (storage/sqlite/fts.py), so an
@@ -78,6 +83,8 @@ FILES = (
     ("creation, created on, creation date, last changed, last modified, file or folder, file type", "info"),
     ("have access, access to, can see, can reach, can touch, off limits, where can you", "allowed"),
     ("in one go, in one shot, in bulk, together, a couple of, a bunch of", "multiple"),
+    # A change described as one thing for another in a file is an edit of it.
+    ("swap, swap out, substitute, replace, change to, rename to, instead of, bump", "edit"),
 )
 
 TASKS = (
@@ -102,6 +109,17 @@ TASKS = (
     ("details, everything about, full, pull up, look at", "get"),
     ("label, labels, tag, tags, category", "tag"),
     ("open, outstanding, pending, remaining, unfinished, left", "todo in_progress"),
+    # A goal about people and their work is the team's tasks; where to start is what comes next.
+    (
+        "everybody, everyone, anybody, team, the team, teammates, busy, workload, on their plate, "
+        "on my plate, who is doing what, who's doing what, in flight, in the pipeline, overview",
+        "task list",
+    ),
+    (
+        "first thing, good first, where to start, where do i start, start with, to work on, do next, "
+        "up next, should i do, should i tackle, tackle, new here",
+        "next actions",
+    ),
 )
 
 TIME = (
@@ -111,6 +129,12 @@ TIME = (
     ("ahead, behind, offset, difference, translate, when it's, what time will", "convert time"),
     ("date, day, weekday, calendar date, what day", "date time"),
     ("meeting, appointment, event, schedule, call at", "time calendar event"),
+    # Whether people somewhere are up, at work or gone home is the time there.
+    (
+        "too late, too early, late, early, awake, asleep, still up, bedtime, go home, gone home, "
+        "office hours, business hours, working hours, lunchtime, lunch time",
+        "current time",
+    ),
 )
 
 MEMORY = (
@@ -198,6 +222,12 @@ LOGS = (
         "thought record",
     ),
     ("conversation, sitting", "session"),
+    # A run or a period of work, kicked off and tracked, is a session started.
+    (
+        "run, work period, working session, tracked, recorded, investigation, kick off, kickoff, "
+        "launch, fire up, spin up, set up",
+        "session start",
+    ),
 )
 
 APPROVALS = (
