@@ -301,3 +301,17 @@ def test_goals_in_the_users_own_terms_find_the_tool_that_is_their_means() -> Non
         ("swap requests for httpx in client.py", "desk.edit_file"),
     ):
         assert list(catalog.search(words_of(query), also_of(query)))[:1] == [wanted], query
+
+
+def test_two_names_in_quotes_ask_for_things_by_their_names() -> None:
+    tools = {
+        "open_nodes": tool("open_nodes", "Open nodes of the graph by their names."),
+        "add_entries": tool("add_entries", "Add entries to the graph."),
+    }
+    downstreams: dict[str, Any] = {"graph": SimpleNamespace(tools=tools)}
+    catalog = Catalog(downstreams, lambda: {})
+    query = "bring back 'billing-service' and 'auth-service'"
+    assert list(catalog.search(words_of(query), also_of(query)))[:1] == ["graph.open_nodes"]
+    # One quoted text is no name asked for; an apostrophe is no quote.
+    for query in ("fix the typo 'recieve' in the notes", "what's in Bob's notes"):
+        assert all("names" not in meant for _, meant in also_of(query)), query

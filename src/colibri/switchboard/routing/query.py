@@ -49,6 +49,8 @@ _FACTS = frozenset(["memory", "observation", "relation"])
 _PUNCTUATION = "?!,;:'\"()[]{}<>"
 # A name in capitals joined by underscores (NODE_OPTIONS, $DATABASE_URL) is an environment variable's.
 _VARIABLE = re.compile(r"\$?[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]")
+# A name in quotes ('Acme Corp', "auth-service"): two or more are things asked for by name.
+_QUOTED = re.compile(r"(?:^|(?<=\s))['\"\u2018\u201c][^'\"\u2019\u201d]+['\"\u2019\u201d](?=[\s.,;:?!)]|$)")
 # A quantity as people write one (17.5, -3, 1,200): two or more in a query are numbers to work on.
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 
@@ -99,6 +101,7 @@ def also_of(query: str) -> list[Expansion]:
             *_numbers_of(query),
             *_variables_of(query),
             *_places_of(words, known),
+            *_names_of(query),
         )
         if (kept := [word for word in signalled if word not in known])
     ]
@@ -144,6 +147,13 @@ def _places_of(words: list[str], known: set[str]) -> list[Expansion]:
     its words ("too late to call Sydney?"): "time" is meant, said by no word of its own. Not in a
     fact told or recalled ("remember Alice lives in Berlin"): there the place is part of the fact."""
     return [] if known & _FACTS or not names_a_place(words) else [([], ["time"])]
+
+
+def _names_of(query: str) -> list[Expansion]:
+    """Two names in quotes or more ('Kenji' and 'Lotte') say the query asks for things by their
+    names, whatever its words: "names" is meant, said by no word of its own. One quoted string is
+    as often a text to write or find ('recieve') as a name."""
+    return [([], ["names"])] if len(_QUOTED.findall(query)) >= 2 else []
 
 
 def _split(query: str) -> list[str]:
