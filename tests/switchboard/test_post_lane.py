@@ -159,6 +159,30 @@ async def _both_ways(
     return pairs
 
 
+async def _cancelled(session: Session, downstreams: Downstreams) -> tuple[httpx2.Response, int]:
+    """A call the downstream never answers, cancelled by the client's notifications/cancelled: the
+    call's POST ends with no answer, the cancellation's own POST is accepted (202)."""
+    downstreams.set_mode("echo", "timeout")
+    before = downstreams.calls("echo")
+    ended: list[httpx2.Response] = []
+
+    async def hanging() -> None:
+        ended.append(await session.post("tools/call", {"name": "echo.work", "arguments": {}}))
+
+    async with anyio.create_task_group() as calls:
+        calls.start_soon(hanging)
+        with anyio.fail_after(10):
+            while downstreams.calls("echo") == before:  # the downstream has the call
+                await anyio.sleep(0.02)
+        cancel = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": session.number},
+        }
+        accepted = await session.http.post(session.url, headers=session.headers, json=cancel)
+    return ended[0], accepted.status_code
+
+
 async def test_the_lane_answers_and_records_as_the_sdk_path_and_each_session_hears_only_its_own(
     tmp_path: Path,
 ) -> None:
@@ -204,6 +228,11 @@ async def test_the_lane_answers_and_records_as_the_sdk_path_and_each_session_hea
                 both.start_soon(talk, as_alice, "alice-secret")
                 both.start_soon(talk, as_bob, "bob-secret")
             talked = _lean_calls(url, alice)
+            hung, accepted = await _cancelled(as_alice, downstreams)
+            with anyio.fail_after(10):
+                while not Path(f"{downstreams.counter('echo')}.cancelled").exists():
+                    await anyio.sleep(0.02)  # the downstream was told to stop it
+            cancelled_too = _lean_calls(url, alice)
     finally:
         assert stop(board) == 0
 
@@ -221,7 +250,8 @@ async def test_the_lane_answers_and_records_as_the_sdk_path_and_each_session_hea
 
     rows = calls(tmp_path / "audit" / "gateway.db")
     # Rows come in the order the calls were made: each lane call's row, then the SDK path's twin.
-    routed = [row for row in rows if row["tool"] != "loud.work"]
+    *routed, cancelled_row = [row for row in rows if row["tool"] != "loud.work"]
+    assert (cancelled_row["principal"], cancelled_row["tool"]) == ("alice", "echo.work"), cancelled_row
     assert len(routed) % 2 == 0 and len(routed) >= 2 * len(pairs), routed
     for lane_row, sdk_row in (routed[i : i + 2] for i in range(0, len(routed), 2)):
         assert _row(lane_row) == _row(sdk_row), (lane_row, sdk_row)
@@ -231,6 +261,9 @@ async def test_the_lane_answers_and_records_as_the_sdk_path_and_each_session_hea
     )
 
     assert talked == taken + 2
+    # The cancelled call was the lane's; its POST ended without an answer.
+    assert cancelled_too == talked + 1 and accepted == 202, (cancelled_too, accepted)
+    assert hung.status_code == 200 and '"result"' not in hung.text and '"error"' not in hung.text, hung.text
     for secret, stream in streams.items():
         _only_its_own(secret, stream)
 
