@@ -62,6 +62,11 @@ class Peers:
             return None
         return SessionCaller(next(reversed(self._sessions.values())), None)
 
+    def touch(self, key: str) -> None:
+        """Session `key` spoke on the HTTP face's lean lane: the latest to have spoken, if known."""
+        if key in self._sessions:
+            self._sessions.move_to_end(key)
+
     def caller_of(self, key: str) -> Caller | None:
         """The connection of session `key` (its Mcp-Session-Id), where a request of a downstream
         serving that session's call goes (the HTTP face's lean lane): that session's, or none."""

@@ -164,9 +164,13 @@ class PostLane(Driver[PostCall]):
         ):
             return False
         name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
-        meta = meta if isinstance(meta, dict) else {}
+        if meta is None:
+            meta = {}
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
         if (
-            not isinstance(name, str)
+            not isinstance(meta, dict)  # the SDK refuses these with -32602: left to it
+            or not (token is None or valid_id(token))
+            or not isinstance(name, str)
             or not (arguments is None or isinstance(arguments, dict))
             or _PROTOCOL_META in meta
             or "requestState" in params
@@ -178,12 +182,11 @@ class PostLane(Driver[PostCall]):
             or not await self._admitted(scope)
         ):
             return False
-        call = PostCall(
-            request_id, name, arguments, meta.get("progressToken"), False, params, session=session_id
-        )
+        call = PostCall(request_id, name, arguments, token, False, params, session=session_id)
         call.who = identity_of_scope(scope)
         call.span = spans.serving(name, meta, header(scope, b"mcp-protocol-version"))
         self._calls[session_id, request_id] = call
+        self._server.peers.touch(session_id)  # as the SDK's path remembers who spoke last
         self._taken()
         # A POST that ends before its answer (the client gone, the server stopping) does not cancel
         # its call, as on the SDK's path: only the client's notifications/cancelled does.
