@@ -315,3 +315,33 @@ def test_two_names_in_quotes_ask_for_things_by_their_names() -> None:
     # One quoted text is no name asked for; an apostrophe is no quote.
     for query in ("fix the typo 'recieve' in the notes", "what's in Bob's notes"):
         assert all("names" not in meant for _, meant in also_of(query)), query
+
+
+def test_what_is_mentioned_gone_past_or_behind_ones_back_finds_its_tool() -> None:
+    tools = {
+        "search_nodes": tool("search_nodes", "Search for nodes based on a query."),
+        "read_graph": tool("read_graph", "Read the entire graph."),
+        "delete_entities": tool("delete_entities", "Delete entities from the graph."),
+        "trail_list": tool("trail_list", "Read back the decision trail."),
+        "verify_chain": tool("verify_chain", "Verify the hash chain is intact."),
+        "directory_tree": tool("directory_tree", "Get a recursive tree of files."),
+        "file_info": tool("file_info", "Get information about a file: when it was modified."),
+        "server_health": tool("server_health", "Report the health status."),
+        "skill_list": tool("skill_list", "List the installed skills."),
+        "task_create": tool("task_create", "Create a task."),
+    }
+    downstreams: dict[str, Any] = {"desk": SimpleNamespace(tools=tools)}
+    catalog = Catalog(downstreams, lambda: {})
+    for query, wanted in (
+        ("anything mentioning Kubernetes?", "desk.search_nodes"),
+        ("give me the big picture", "desk.read_graph"),
+        ("Carol quit, we won't need her", "desk.delete_entities"),
+        ("in hindsight, why did we pick Postgres?", "desk.trail_list"),
+        ("were old rows doctored behind our backs?", "desk.verify_chain"),
+        ("an outline of the repo", "desk.directory_tree"),
+        ("how old is that export?", "desk.file_info"),
+        ("are the gateway's metrics fine?", "desk.server_health"),
+        ("is there a runbook for rotating keys?", "desk.skill_list"),
+        ("somebody should take care of the flaky test", "desk.task_create"),
+    ):
+        assert list(catalog.search(words_of(query), also_of(query)))[:1] == [wanted], query
