@@ -2,10 +2,10 @@
 beside the SDK, with the SDK path's answers, audit rows and isolation (SPEC §15, §21).
 
 One real switchboard over HTTP with a tokens file (alice, bob), a policy, a rate limit and an audit
-store, in front of a fault server and a talkative one. The face's /metrics counts the calls its lane
-took (`colibri_switchboard_http_lean_calls_total`): the same request sent with a Content-Length
-takes the lane, and sent chunked (no length: the lane leaves it) takes the SDK's path, so each
-answer and row of one is compared with the other's.
+store, in front of two fault servers (one whose tool's definition changes) and a talkative one. The
+face's /metrics counts the calls its lane took (`colibri_switchboard_http_lean_calls_total`): the
+same request sent with a Content-Length takes the lane, and sent chunked (no length: the lane leaves
+it) takes the SDK's path, so each answer and row of one is compared with the other's.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from tests.switchboard.helpers import (
     write_config,
 )
 from tests.switchboard.test_http_face import create_token, metrics
+from tests.switchboard.test_pins_readable import define
 
 pytestmark = pytest.mark.anyio
 
@@ -139,7 +140,7 @@ ASKED: list[tuple[int, str, dict[str, Any]]] = [  # (who, tool, arguments): alic
 
 
 async def _both_ways(
-    as_alice: Session, as_bob: Session, downstreams: Downstreams
+    as_alice: Session, as_bob: Session, downstreams: Downstreams, definition: Path
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Each request by the lane, then by the SDK's path (chunked): both answers."""
     pairs = []
@@ -156,6 +157,12 @@ async def _both_ways(
     await as_bob.call("echo.set_mode", {"mode": "fail"}, chunked=True)
     again = ("echo.set_mode", {"mode": "x"})
     pairs.append((await as_bob.call(*again), await as_bob.call(*again, chunked=True)))
+    # A tool whose definition changed is withheld until a person approves it (SPEC §15).
+    changed = define(definition, {"description": "now it does something else"})
+    with anyio.fail_after(20):
+        while changed not in json.dumps(await as_alice.call("switchboard_status", {})):
+            await anyio.sleep(0.05)
+    pairs.append((await as_alice.call("svc.work", {}), await as_alice.call("svc.work", {}, chunked=True)))
     return pairs
 
 
@@ -183,21 +190,30 @@ async def _cancelled(session: Session, downstreams: Downstreams) -> tuple[httpx2
     return ended[0], accepted.status_code
 
 
-async def test_the_lane_answers_and_records_as_the_sdk_path_and_each_session_hears_only_its_own(
-    tmp_path: Path,
-) -> None:
-    downstreams = Downstreams(tmp_path)
+def _configured(tmp_path: Path, downstreams: Downstreams) -> tuple[Path, Path, tuple[str, str]]:
+    """The config, the file `svc.work`'s definition is read from, and alice's and bob's tokens."""
     tokens_file = tmp_path / "tokens.jsonl"
     alice, bob = (create_token(name, tokens_file).stdout.strip() for name in ("alice", "bob"))
     loud = {"command": sys.executable, "args": [str(HOSTILE)], "env": {"HOSTILE_RECORD": "/dev/null"}}
+    svc, definition = downstreams.fault("svc"), tmp_path / "work.json"
+    define(definition, {})
+    svc["env"]["FAULT_DEFINITION_FILE"] = str(definition)
     config = write_config(
         tmp_path,
-        {"echo": downstreams.fault("echo"), "loud": loud},
+        {"echo": downstreams.fault("echo"), "loud": loud, "svc": svc},
         health=FAST,
         auth={"tokens_file": str(tokens_file), "policies": {"bob": {"deny": ["echo.info"]}}},
         rate_limits={"per_tool": {"echo.set_mode": {"calls_per_minute": 2}}},
         audit={"db": "audit/gateway.db"},
     )
+    return config, definition, (alice, bob)
+
+
+async def test_the_lane_answers_and_records_as_the_sdk_path_and_each_session_hears_only_its_own(
+    tmp_path: Path,
+) -> None:
+    downstreams = Downstreams(tmp_path)
+    config, definition, (alice, bob) = _configured(tmp_path, downstreams)
     port = free_port()
     board = subprocess.Popen(
         switchboard_command(config, "--http", f"127.0.0.1:{port}"), env=switchboard_env()
@@ -210,7 +226,7 @@ async def test_the_lane_answers_and_records_as_the_sdk_path_and_each_session_hea
             as_bob = await Session(http, url, bob).open()
             listed = await as_alice.post("tools/list", {})  # waits for the servers' first verdicts
             assert {"echo.work", "loud.work"} <= {t["name"] for t in listed.json()["result"]["tools"]}
-            pairs = await _both_ways(as_alice, as_bob, downstreams)
+            pairs = await _both_ways(as_alice, as_bob, downstreams, definition)
             taken = _lean_calls(url, alice)
 
             # Two principals' calls at once: each POST carries its own progress and log, and only those.
@@ -239,14 +255,16 @@ async def test_the_lane_answers_and_records_as_the_sdk_path_and_each_session_hea
     for by_lane, by_sdk in pairs:
         assert _same(by_lane) == _same(by_sdk), (by_lane, by_sdk)
     # Every routed call above was the lane's but the one to a server nobody configured.
-    assert taken == len(ASKED) - 1 + 2 + 2, taken
+    assert taken == len(ASKED) - 1 + 2 + 2 + 1, taken
     refused = json.loads(pairs[1][0]["result"]["content"][0]["text"])
     assert (
         refused["error"]["code"] == "TOOL_NOT_ADMITTED" and refused["error"]["details"]["principal"] == "bob"
     )
-    limited = json.loads(pairs[-1][0]["result"]["content"][0]["text"])
+    limited = json.loads(pairs[-2][0]["result"]["content"][0]["text"])
     assert limited["error"]["code"] == "RATE_LIMITED", limited
-    assert "error" in pairs[-2][0] or pairs[-2][0]["result"]["isError"], pairs[-2]
+    assert "error" in pairs[-3][0] or pairs[-3][0]["result"]["isError"], pairs[-3]
+    withheld = json.loads(pairs[-1][0]["result"]["content"][0]["text"])
+    assert withheld["error"]["code"] == "TOOL_CHANGED", withheld
 
     rows = calls(tmp_path / "audit" / "gateway.db")
     # Rows come in the order the calls were made: each lane call's row, then the SDK path's twin.
