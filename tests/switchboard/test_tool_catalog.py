@@ -345,3 +345,10 @@ def test_what_is_mentioned_gone_past_or_behind_ones_back_finds_its_tool() -> Non
         ("somebody should take care of the flaky test", "desk.task_create"),
     ):
         assert list(catalog.search(words_of(query), also_of(query)))[:1] == [wanted], query
+
+
+def test_a_contractions_letter_is_no_word_said() -> None:
+    # "what's in" says read; its "s" is no word of the query (a document's lone "s", from "a
+    # server's", is no literal match of it), so the expansion is free, not scaled below such a match.
+    assert also_of("what's in the ledger") == [([], ["read"])]
+    assert also_of("show me the ledger") == [(["show"], ["read", "get", "list"])]

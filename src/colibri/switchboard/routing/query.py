@@ -87,7 +87,7 @@ def also_of(query: str) -> list[Expansion]:
             if found is not None and len(said) == length:
                 meant = [word for word in found if word not in own]
                 if meant:  # what counts as said: the phrase's own words, not its filler ("make a")
-                    also.append(([word for word in said if word not in _FILLER], meant))
+                    also.append(([word for word in said if word not in _FILLER and len(word) > 1], meant))
                 at += length
                 break
         else:
