@@ -352,3 +352,16 @@ def test_a_contractions_letter_is_no_word_said() -> None:
     # server's", is no literal match of it), so the expansion is free, not scaled below such a match.
     assert also_of("what's in the ledger") == [([], ["read"])]
     assert also_of("show me the ledger") == [(["show"], ["read", "get", "list"])]
+
+
+def test_a_role_between_people_and_ways_to_say_keep_this_fact() -> None:
+    tools = {
+        "create_relations": tool("create_relations", "Create relations between entities."),
+        "memory_store": tool("memory_store", "Store something in memory."),
+    }
+    catalog = Catalog({"graph": SimpleNamespace(tools=tools)}, lambda: {})
+    for query, wanted in (
+        ("Priya is Tom's mentor", "graph.create_relations"),
+        ("fyi, the standup moved to Tuesdays", "graph.memory_store"),
+    ):
+        assert list(catalog.search(words_of(query), also_of(query)))[:1] == [wanted], query

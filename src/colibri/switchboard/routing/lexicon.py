@@ -192,6 +192,17 @@ RELATIONS = (
         "trait, traits, quirk, opinion",
         "observation observations",
     ),
+    # A role one person has to another (Bob's manager, her mentor) is a relation; the ways of saying
+    # "keep this fact" beside "note that" mean memory.
+    (
+        "manager, boss, supervisor, teammate, coworker, co-worker, mentor, mentee, sister, brother, "
+        "wife, husband, spouse, cofounder, co-founder",
+        "relation relations",
+    ),
+    (
+        "record that, log that, save that, fyi, for the record, just so you know, keep in mind that",
+        "memory",
+    ),
     ("unlink, disconnect, detach, no longer, not anymore, split up", "delete relation"),
     ("what you remember, you remember, everything you remember, recall", "memory read graph"),
 )
