@@ -365,3 +365,17 @@ def test_a_role_between_people_and_ways_to_say_keep_this_fact() -> None:
         ("fyi, the standup moved to Tuesdays", "graph.memory_store"),
     ):
         assert list(catalog.search(words_of(query), also_of(query)))[:1] == [wanted], query
+
+
+def test_what_a_named_one_is_and_news_about_one_already_known() -> None:
+    tools = {
+        "create_entities": tool("create_entities", "Create entities, each with a name and a type."),
+        "add_observations": tool("add_observations", "Add observations to existing entities."),
+        "create_task": tool("create_task", "Create a task for the team."),
+    }
+    catalog = Catalog({"graph": SimpleNamespace(tools=tools)}, lambda: {})
+    for query, wanted in (
+        ("Marta is a designer who draws the icons", "graph.create_entities"),
+        ("Marta plays cello these days", "graph.add_observations"),
+    ):
+        assert list(catalog.search(words_of(query), also_of(query)))[:1] == [wanted], query

@@ -163,6 +163,11 @@ MEMORY = (
     ("person, people, contact, colleague, friend, company, organization, project, thing", "entity"),
     ("relationship, relationships, related, link, linked, connect, connected, knows, works at", "relation"),
     ("forget, unlearn, erase from memory, no longer true, outdated", "delete"),
+    # Something new about one already known is an observation added to an existing entity.
+    (
+        "already know, already have, already in, existing, update on, new about, these days, nowadays",
+        "existing observations",
+    ),
     ("everything you know, whole memory, all you know", "read graph"),
     ("look up, lookup, find out, who is, what is", "search"),
     # Things mentioned are searched for; the whole of what is known is the graph; someone gone is

@@ -51,6 +51,8 @@ _PUNCTUATION = "?!,;:'\"()[]{}<>"
 _VARIABLE = re.compile(r"\$?[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]")
 # A name in quotes ('Acme Corp', "auth-service"): two or more are things asked for by name.
 _QUOTED = re.compile(r"(?:^|(?<=\s))['\"\u2018\u201c][^'\"\u2019\u201d]+['\"\u2019\u201d](?=[\s.,;:?!)]|$)")
+# A named one said to be something ("Alice is a backend dev", "Acme is an old client").
+_IS_A = re.compile(r"\b[A-Z][a-z]+ is an? ")
 # A quantity as people write one (17.5, -3, 1,200): two or more in a query are numbers to work on.
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 
@@ -102,6 +104,7 @@ def also_of(query: str) -> list[Expansion]:
             *_variables_of(query),
             *_places_of(words, known),
             *_names_of(query),
+            *_kinds_of(query),
         )
         if (kept := [word for word in signalled if word not in known])
     ]
@@ -154,6 +157,12 @@ def _names_of(query: str) -> list[Expansion]:
     names, whatever its words: "names" is meant, said by no word of its own. One quoted string is
     as often a text to write or find ('recieve') as a name."""
     return [([], ["names"])] if len(_QUOTED.findall(query)) >= 2 else []
+
+
+def _kinds_of(query: str) -> list[Expansion]:
+    """A named one said to be something ("Alice is a backend dev") is a fact of what it is: an
+    entity and its type, whatever the query's words."""
+    return [([], ["entity", "entities", "type"])] if _IS_A.search(query) else []
 
 
 def _split(query: str) -> list[str]:
