@@ -10,7 +10,8 @@ and mcp-server-time (PyPI, the dev extra). Reported:
   files BENCH_TOOLS_SETS names, comma-separated), each phrasing naming the tool it should find,
   written as a user asks, not in the descriptions' words: per set and over all (target >= 0.9),
   per server, and, in process over the same index, without the lexicon's expansions (lexicon.py)
-  or what a query's form says (a file's name, quantities, a variable's name: query.py), with the
+  or what a query's form says (a file's name, quantities, a variable's name, a city, quoted names,
+  "X is a ...": query.py), with the
   query's own words only, to show what they add;
 - find_tools p50 over an index of 1,000 tools (a generated server behind the same switchboard) beside
   a direct tools/list of those tools in the same run, both over the wire; and the search alone,
