@@ -12,7 +12,8 @@ COMMIT. Inside `careful()` it also waits where a savepoint directly inside the t
 released, so that an error is raised, and rolled back, inside the savepoint that caused it.
 Otherwise an error surfaces wherever psycopg next reads results (`errors_deferred`), and COMMIT
 refuses the transaction whoever caught it (errors.Failures; PostgreSQL would answer "ROLLBACK" for
-a failed one). The chain then runs its calls again, carefully.
+a failed one). The chain then runs its calls again, carefully. Then too, the log's inserts are
+held and sent as one statement (held.py).
 """
 
 from __future__ import annotations
@@ -31,15 +32,17 @@ from colibri.storage.errors import OperationalError, UnavailableError
 from colibri.storage.memo import TransactionMemo
 from colibri.storage.postgres import dialect
 from colibri.storage.postgres.errors import Failures, convert
+from colibri.storage.postgres.held import BOTH, HeldLog
 from colibri.storage.postgres.link import LOCK_TIMEOUT_MS, Guard, Link
 from colibri.storage.postgres.pipelining import Pipelining
+from colibri.storage.postgres.plain import LinkFacts
 from colibri.storage.postgres.rows import PgCursor, translate
 from colibri.storage.postgres.urls import is_postgres_url, redact
 
 __all__ = ["LOCK_TIMEOUT_MS", "PostgresDatabase", "is_postgres_url"]
 
 
-class PostgresDatabase:
+class PostgresDatabase(LinkFacts):
     """A PostgreSQL connection in autocommit mode; `atomic()` opens (nested) transactions."""
 
     dialect = dialect.DIALECT
@@ -56,29 +59,11 @@ class PostgresDatabase:
         self._memo = TransactionMemo()
         self._careful = False
         self._failures = Failures()  # of the open transaction
-
-    def __repr__(self) -> str:
-        return f"PostgresDatabase({redact(self.url)!r}, readonly={self.readonly})"
-
-    def __str__(self) -> str:
-        return redact(self.url)
-
-    @property
-    def target(self) -> str:
-        return self.url
-
-    @property
-    def conn(self) -> psycopg.Connection[Any]:
-        return self.link.conn
+        self._held = HeldLog()
 
     @classmethod
     def open(cls, url: str, *, readonly: bool = False) -> PostgresDatabase:
         return cls(Link(url, readonly=readonly), url, readonly=readonly)
-
-    @contextmanager
-    def without_waiting(self) -> Iterator[bool]:
-        """Never: every statement is a network round trip, so calls stay off the event loop."""
-        yield False
 
     @contextmanager
     def atomic(self) -> Iterator[Connection]:
@@ -93,6 +78,7 @@ class PostgresDatabase:
             name = f"colibri_{self._savepoints}"
             with self.guard:
                 self.conn.execute(f"SAVEPOINT {name}")
+            self._held.mark()
             self._memo.savepoint()
         self._depth += 1
         try:
@@ -114,6 +100,7 @@ class PostgresDatabase:
         self._reconnect_or_refuse()
         self._savepoints = 0
         self._failures = Failures()
+        self._held.drop()
         self._memo.begin()
         try:
             with self.guard:
@@ -130,6 +117,7 @@ class PostgresDatabase:
             if self._failures.rerun is not None:
                 raise self._failures.rerun
             with self.guard:
+                self._send_held()
                 done = self.conn.execute("COMMIT")
                 self._pipelining.leave()  # its Sync: one round trip for all that is still queued
             if self._failures.seen:
@@ -155,6 +143,7 @@ class PostgresDatabase:
     def _abort(self) -> None:
         """End the transaction without writing; a lost connection took it with it already."""
         self._memo.end()
+        self._held.drop()
         if self.link.reason is not None:
             return  # the loss left the pipeline when it was noticed
         with self.guard:  # synced before ROLLBACK whatever was seen, else the next transaction runs in this
@@ -165,6 +154,7 @@ class PostgresDatabase:
 
     def _rollback_to(self, name: str) -> None:
         self._memo.rollback_to()
+        self._held.rollback()
         if self.link.reason is not None:
             return
         with self.guard:
@@ -186,6 +176,7 @@ class PostgresDatabase:
             self._rollback_to(name)
             raise
         self._memo.release()
+        self._held.release()
 
     def statement_failed(self, exc: psycopg.Error) -> StorageError:
         error = convert(exc)
@@ -196,6 +187,7 @@ class PostgresDatabase:
         self.link.lost(str(exc).strip() or type(exc).__name__)
         self._pipelining.drop(exc)
         self._memo.end()
+        self._held.drop()
         return UnavailableError(
             f"the connection to {redact(self.url)} was lost ({self.link.reason}); the transaction "
             "was not committed, nothing of it was written - retry the call"
@@ -211,6 +203,9 @@ class PostgresDatabase:
 
     @contextmanager
     def careful(self) -> Iterator[None]:
+        if self._depth:
+            with self.guard:
+                self._send_held()  # a careful call's error must surface in its own savepoint
         before, self._careful = self._careful, True
         try:
             yield
@@ -251,13 +246,23 @@ class PostgresDatabase:
     def execute(self, sql: str, params: Params = ()) -> PgCursor:
         if not self._depth:
             self._reconnect_or_refuse()
+        sql = translate(sql)
         with self.guard:
-            return PgCursor(self.conn.execute(translate(sql), params or None), self)
+            if self.errors_deferred and self._held.hold(sql, params):
+                return PgCursor(self.conn.cursor(), self)  # no result: nobody reads an INSERT's
+            self._send_held(sql)
+            return PgCursor(self.conn.execute(sql, params or None), self)
+
+    def _send_held(self, before: str | None = None) -> None:
+        """Send the log rows held (held.py), before `before` when it names the log's tables."""
+        if self._held.pending and (before is None or self._held.names_log(before)):
+            self.conn.execute(BOTH, self._held.take())
 
     def executemany(self, sql: str, params: Iterable[Params]) -> PgCursor:
         if not self._depth:
             self._reconnect_or_refuse()
         with self.guard:
+            self._send_held(sql)
             cursor = self.conn.cursor()
             cursor.executemany(translate(sql), params)
             return PgCursor(cursor, self)
@@ -267,6 +272,7 @@ class PostgresDatabase:
         if not self._depth:
             self._reconnect_or_refuse()
         with self.guard:
+            self._send_held(sql)
             cursor = psycopg.Cursor(self.conn, row_factory=psycopg.rows.tuple_row)
             cursor.execute(translate(sql), params or None)
             return PgCursor(cursor, self)
@@ -281,20 +287,5 @@ class PostgresDatabase:
             row = self.conn.execute("SELECT lastval()").fetchone()
         return None if row is None else int(row[0])
 
-    def checkpoint_in_background(self) -> None:
-        """Nothing to do: the server checkpoints its own WAL."""
-
     def user_table_count(self) -> int:
         return int(self.execute(dialect.USER_TABLE_COUNT).fetchone()[0])
-
-    def unavailable(self) -> str | None:
-        reason = self.link.reason
-        return None if reason is None else f"the database connection was lost ({reason}); reconnecting"
-
-    def reconnect(self) -> bool:
-        return self.link.restore()
-
-    def close(self) -> None:
-        if not self.link.conn.closed:
-            with self.guard:
-                self.link.conn.close()
