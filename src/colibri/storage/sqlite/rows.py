@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-from colibri.storage.sqlite.errors import map_exceptions
+from colibri.storage.sqlite.errors import convert, map_exceptions
 
 
 class SQLiteCursor:
@@ -26,8 +26,10 @@ class SQLiteCursor:
         return self._cursor.lastrowid
 
     def fetchone(self) -> Any:
-        with map_exceptions:
+        try:  # not `with map_exceptions`: most statements' one fetch, kept as cheap as a try is
             return self._cursor.fetchone()
+        except sqlite3.Error as exc:
+            raise convert(exc) from exc
 
     def fetchall(self) -> list[Any]:
         with map_exceptions:
