@@ -25,14 +25,17 @@ class AuditExit:
         result = call.envelope
         assert result is not None
         call.text = to_json(result)
-        if not envelope.encodable(call.text):
+        try:
+            data = call.text.encode()  # once: what the hash reads is what proves it encodable
+        except UnicodeEncodeError:
             # A string with lone surrogates (a file name that is not UTF-8, say) would make the
             # hash, the audit row and the reply itself fail: send and record it escaped instead.
             result = call.envelope = printable_tree(result)
             call.text = to_json(result)
+            data = call.text.encode()
         outcome = envelope.outcome(result)
         duration_ms = (time.perf_counter() - call.started) * 1000
-        result_hash = envelope.digest(call.text)
+        result_hash = envelope.digest_of(data)
         if call.inline:
             assert call.arguments is not None
             arguments = call.arguments.model_dump_json()

@@ -55,13 +55,6 @@ def outcome(envelope: Envelope) -> str:
     return "error" if isinstance(data, dict) and data.get("ok") is False else "ok"
 
 
-def encodable(text: str) -> bool:
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def digest_of(data: bytes) -> str:
+    """The result hash of an envelope's UTF-8 text (the audit row's `result_hash`)."""
+    return hashlib.sha256(data).hexdigest()

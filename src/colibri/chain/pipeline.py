@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import partial
 
 import anyio
 
@@ -99,7 +100,6 @@ def _compose(stages: list[Stage]) -> Next:
 
 
 def _bind(stage: Stage, call_next: Next) -> Next:
-    async def run(call: Call) -> Envelope:
-        return await stage(call, call_next)
-
-    return run
+    # A partial, not a wrapping coroutine: calling it returns the stage's own coroutine, so a call
+    # creates and steps through one coroutine per stage instead of two (the order is the same).
+    return partial(stage, call_next=call_next)
