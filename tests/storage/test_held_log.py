@@ -18,6 +18,8 @@ from tests.helpers import postgres as pg
 
 # The table's name is a parameter: a statement naming the log's tables would send the rows first.
 INSERTED = "SELECT n_tup_ins FROM pg_stat_xact_user_tables WHERE relname = ?"
+UPDATED = "SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = ?"
+ANCHOR = "UPDATE trail_head SET seq = ?, hash = ? WHERE id = 1"  # domains/trail/repository.py's
 
 
 class Boom(Exception):
@@ -83,3 +85,28 @@ def test_a_savepoint_rolled_back_forgets_the_log_rows_held_since(db: Database) -
             tree.append(inner, "action", 3, _entry(13))
         tree.append(conn, "action", 4, _entry(14))
     assert _log(db)[start:] == [(start, _entry(10)), (start + 1, _entry(13)), (start + 2, _entry(14))]
+
+
+def _anchor(conn: Database, seq: int) -> None:
+    conn.execute(ANCHOR, (seq, f"hash {seq}"))
+
+
+def _anchor_then_boom(conn: Database) -> None:
+    with conn.atomic() as inner:
+        _anchor(inner, 3)
+        raise Boom
+
+
+def test_the_trail_anchor_goes_out_once_with_its_last_value(db: Database) -> None:
+    with db.atomic() as conn:
+        for seq in (1, 2):
+            _anchor(conn, seq)
+        with pytest.raises(Boom):
+            _anchor_then_boom(conn)
+        assert int(conn.execute(UPDATED, ("trail_head",)).fetchone()[0]) == 0  # held, not sent
+    assert tuple(db.execute("SELECT seq, hash FROM trail_head WHERE id = 1").fetchone()) == (2, "hash 2")
+    with db.atomic() as conn:
+        _anchor(conn, 4)
+        assert tuple(conn.execute("SELECT seq FROM trail_head WHERE id = 1").fetchone()) == (4,)  # sent first
+        _anchor(conn, 5)
+    assert tuple(db.execute("SELECT seq, hash FROM trail_head WHERE id = 1").fetchone()) == (5, "hash 5")

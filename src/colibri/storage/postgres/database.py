@@ -12,8 +12,8 @@ COMMIT. Inside `careful()` it also waits where a savepoint directly inside the t
 released, so that an error is raised, and rolled back, inside the savepoint that caused it.
 Otherwise an error surfaces wherever psycopg next reads results (`errors_deferred`), and COMMIT
 refuses the transaction whoever caught it (errors.Failures; PostgreSQL would answer "ROLLBACK" for
-a failed one). The chain then runs its calls again, carefully. Then too, the log's inserts are
-held and sent as one statement (held.py).
+a failed one). The chain then runs its calls again, carefully. Then too, the log's inserts (and
+the trail's anchor) are held and sent as one statement (held.py).
 """
 
 from __future__ import annotations
