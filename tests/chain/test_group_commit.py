@@ -5,7 +5,6 @@ of any call in it, each refused with `retryable: true`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -17,7 +16,7 @@ from colibri.core.errors import DomainError
 from colibri.core.modes import Mode, ToolClass
 from colibri.core.spec import Arguments, ErrorPattern, Tool, ToolContext
 from colibri.core.state import ServerState
-from colibri.storage import Database, SQLiteDatabase
+from colibri.storage import Database
 
 pytestmark = pytest.mark.anyio
 
@@ -216,23 +215,3 @@ async def test_read_calls_run_outside_the_shared_transaction(chain: Chain, fresh
             await anyio.sleep(0.01)
     assert seen == [False, False, False]
     assert _notes(fresh_db) == ["w0", "w1", "w2"]
-
-
-@pytest.mark.sqlite_only
-async def test_quick_calls_made_together_share_transactions(fresh_db: Database) -> None:
-    """A quick tool's call runs on the event loop (its own transaction) only while no other call is
-    in the chain: calls made at the same time meet in group commit's queue and share commits."""
-    assert isinstance(fresh_db, SQLiteDatabase)
-    fresh_db.execute("CREATE TABLE notes (title TEXT)")
-    state = ServerState(version="t", declared_mode=Mode.FULL, phase="phase2", mode=Mode.FULL, db=fresh_db)
-    quick = replace(NOTE, quick=True)
-    chain = Chain({quick.name: quick}, state)
-    commits: list[str] = []
-    fresh_db.conn.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
-    async with anyio.create_task_group() as tasks:
-        for index in range(32):
-            tasks.start_soon(chain.run, "note", {"title": f"n{index}"})
-    fresh_db.conn.set_trace_callback(None)
-    assert _notes(fresh_db) == sorted(f"n{index}" for index in range(32))
-    assert _audited(fresh_db) == {f"n{index}": "ok" for index in range(32)}
-    assert len(commits) <= 16, f"{len(commits)} commits for 32 calls made together"

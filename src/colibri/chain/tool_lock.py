@@ -1,10 +1,9 @@
 """Stage 1 — tool-lock: admission by mode and by the caller\'s scope, then one call at a time, in a
 worker thread; write calls that wait together share one transaction (chain/group.py).
 
-A quick write tool (`Tool.quick`) alone (no other call in the chain of late: `ToolLock._alone`) with
-the write lock free runs on the event loop instead: its only wait would be for that lock, and the
-store refuses to wait (`Database.without_waiting`), so the call either runs at once or, before
-anything is written, goes to the worker to wait there.
+A quick write tool (`Tool.quick`) alone with the write lock free runs on the event loop instead:
+its only wait would be for that lock, and the store refuses to wait (`Database.without_waiting`),
+so the call either runs at once or, before anything is written, goes to the worker to wait there.
 
 The system tools (`server_ping`, `server_health`) read only the server's state in memory: they
 are answered at once on the event loop, without the lock, so a long call or a database held by
@@ -16,8 +15,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from anyio.lowlevel import checkpoint
-
 from colibri.chain.errors import ToolNotAdmitted, UnknownTool
 from colibri.chain.group import BatchFailed
 from colibri.chain.types import Call, ChainDeps, Envelope, Next
@@ -25,10 +22,6 @@ from colibri.chain.worker import drive
 from colibri.core import ids, reasons
 from colibri.core.modes import ToolClass, writes_allowed
 from colibri.core.shown import quoted, shown, too_long
-from colibri.core.spec import Tool
-
-PROBE_EVERY = 8  # a quick call alone lets the event loop turn once in this many (see ToolLock._alone)
-CROWD_MEMORY = 64  # calls that go to the worker after calls were seen together
 
 
 class ToolLock:
@@ -37,9 +30,6 @@ class ToolLock:
         self._state = deps.state
         self._audit = deps.audit
         self._group = deps.group
-        self._in_chain = 0  # admitted calls not yet answered (see `_alone`)
-        self._unprobed = PROBE_EVERY  # quick calls left before the next turn of the loop
-        self._crowded = 0  # calls left that go to the worker since calls were last seen together
 
     async def __call__(self, call: Call, call_next: Next) -> Envelope:
         tool = self._tools.get(call.tool_name)
@@ -78,42 +68,12 @@ class ToolLock:
             call.receipt = None
             return drive(audit.flush_later, call_next(call))
 
-        self._in_chain += 1
         try:
-            result: Envelope = await self._group.run(work, writes=call.writes, quick=await self._alone(tool))
+            result: Envelope = await self._group.run(work, writes=call.writes, quick=tool.quick)
         except BatchFailed as failed:
             call.receipt = None  # its entry was rolled back with the rest
             raise failed.refusal(call.tool_name) from None
-        finally:
-            self._in_chain -= 1
         return result
-
-    async def _alone(self, tool: Tool) -> bool:
-        """Whether a quick tool's call may run on the event loop: only when no other call has been
-        in the chain for a while. A call run there finishes before the loop reads the next request,
-        so calls made at the same time would never meet in group commit's queue and each would pay
-        its own transaction (BEGIN, COMMIT, ~9 WAL pages for a thought record); in the worker, the
-        calls that arrive while it runs share the next one. Seen together, calls go to the worker
-        for the next CROWD_MEMORY calls. Alone, every PROBE_EVERY-th call lets the loop turn once
-        first, so that requests already read reach here and are seen; a lone client's call still
-        spares the two thread hops, and pays for the turn once in PROBE_EVERY calls."""
-        if not tool.quick:
-            return False
-        if self._in_chain > 1:
-            self._crowded = CROWD_MEMORY
-            return False
-        if self._crowded:
-            self._crowded -= 1
-            return False
-        self._unprobed -= 1
-        if self._unprobed > 0:
-            return True
-        self._unprobed = PROBE_EVERY
-        await checkpoint()
-        if self._in_chain > 1:
-            self._crowded = CROWD_MEMORY
-            return False
-        return True
 
     def _refusal(self, name: str) -> str:
         state = self._state
