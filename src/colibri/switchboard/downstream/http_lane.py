@@ -31,10 +31,8 @@ import contextvars
 import logging
 from collections.abc import Callable
 from functools import partial
-from itertools import count
 from typing import Any
 
-import anyio
 import httpx2
 from mcp.shared._httpx_utils import stream_within_origin
 from mcp.shared.message import SessionMessage
@@ -42,20 +40,18 @@ from mcp_types import INTERNAL_ERROR, PARSE_ERROR, jsonrpc_message_adapter
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colibri.switchboard.base import (
-    CallTimedOut,
     ConnectionLost,
     Done,
     DownstreamError,
     Notify,
     NotSent,
     PeerError,
-    Progress,
     jsonlines,
     spans,
 )
 from colibri.switchboard.downstream.http_answers import answer_of, parsed
-from colibri.switchboard.downstream.lanes import PREFIX, Pending, Stamp, outcome_of
-from colibri.switchboard.downstream.statement import SENT_META
+from colibri.switchboard.downstream.lane_calls import LaneCalls, Stamp
+from colibri.switchboard.downstream.lanes import outcome_of
 
 log = logging.getLogger("colibri.switchboard")
 
@@ -69,7 +65,7 @@ ACCEPT = "application/json, text/event-stream"
 Inject = Callable[[SessionMessage, contextvars.Context], None]
 
 
-class HttpLane:
+class HttpLane(LaneCalls):
     """The lean lane of one Streamable HTTP connection (same seam as lanes.py's `DownstreamLane`).
 
     `send` starts the POST and returns at once; its outcome is handed to its `done` exactly once.
@@ -77,13 +73,11 @@ class HttpLane:
     """
 
     def __init__(self, url: str) -> None:
+        super().__init__()
         self._url = url
         self._client: httpx2.AsyncClient | None = None
-        self._pending: dict[str, Pending] = {}
         self._posts: dict[str, asyncio.Task[None]] = {}
         self._telling: set[asyncio.Task[None]] = set()
-        self._ids = count(1)
-        self._closed: str | None = None
         self.inject: Inject | None = None
         self.on_refused: Callable[[str], None] | None = None
         # The SDK's session as it last sent it (`seen`): the lane speaks in that session.
@@ -105,10 +99,7 @@ class HttpLane:
 
     def close(self, reason: str) -> None:
         """The connection ended: every call in flight has lost its answer."""
-        if self._closed is None:
-            self._closed = reason
-        for key in list(self._pending):
-            self._finish(key, ConnectionLost(f"the connection closed before the answer came ({reason})"))
+        super().close(reason)
         for post in list(self._posts.values()):
             post.cancel()  # their answers can no longer come: their streams closed with the client
 
@@ -126,20 +117,15 @@ class HttpLane:
         client = self._client
         if self._closed is not None or client is None:
             raise NotSent("the connection is closed")
-        key = f"{PREFIX}{next(self._ids)}"
-        params: dict[str, Any] = {"name": name, "_meta": {"progressToken": key, **(SENT_META.get() or {})}}
-        if arguments is not None:
-            params["arguments"] = arguments
-        request: dict[str, Any] = {"jsonrpc": "2.0", "id": key, "method": "tools/call", "params": params}
+        key, request = self._request(name, arguments)
         options: dict[str, Any] = {}
         if stamp is not None:
             stamp(request, options)  # the SDK's own headers (protocol version; name on the 2026 era)
         headers = {"accept": ACCEPT, "content-type": "application/json", **options.get("headers", {})}
         if self.session_id is not None:
             headers[SESSION_HEADER] = self.session_id
-        span = spans.sending(name, params["_meta"])
-        self._pending[key] = pending = Pending(self._timer(key, timeout), timeout, on_progress, done)
-        pending.span = span
+        span = spans.sending(name, request["params"]["_meta"])
+        self._pending_for(key, timeout, on_progress, done, span)
         # A task in the sender's context: the exchanged bearer (exchange.py) and the call's owner
         # (owners.py's CALL) are read there, as the SDK's transport reads them in its POST's task.
         post = asyncio.get_running_loop().create_task(
@@ -148,33 +134,6 @@ class HttpLane:
         self._posts[key] = post
         post.add_done_callback(partial(self._posted, key))
         return key
-
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        timeout: float,
-        on_progress: Progress | None,
-        stamp: Stamp | None,
-    ) -> dict[str, Any]:
-        """`send`, awaited: the raw `result` object of the answer, or its `DownstreamError` raised."""
-        future: asyncio.Future[dict[str, Any] | DownstreamError] = asyncio.get_running_loop().create_future()
-
-        def done(outcome: dict[str, Any] | DownstreamError) -> None:
-            if not future.done():
-                future.set_result(outcome)
-
-        key = self.send(name, arguments, timeout, on_progress, stamp, done=done)
-        pending = self._pending[key]
-        try:
-            outcome = await future
-        except anyio.get_cancelled_exc_class():
-            self.abandon(key, "the client cancelled the call")
-            raise
-        if isinstance(outcome, DownstreamError):
-            raise outcome
-        await pending.settled()
-        return outcome
 
     def abandon(self, key: str, reason: str) -> None:
         """Nobody waits for this call any more: its POST closed, and the server told (handshake era)."""
@@ -247,20 +206,19 @@ class HttpLane:
                     return PeerError(PARSE_ERROR, "Failed to parse SSE message")
                 if "id" in message and "method" not in message:
                     return outcome_of(message)  # the answer (its id is ours: one request per POST)
-                if message.get("method") == "notifications/progress" and self._progressed(key, message):
+                if message.get("method") == "notifications/progress" and self._progress_of(key, message):
                     continue
                 self._handed(message, context)
         except httpx2.SSEError as exc:
             return PeerError(INTERNAL_ERROR, f"SSE stream failed: {exc}")
         return PeerError(INTERNAL_ERROR, "SSE stream ended without a response")
 
-    def _progressed(self, key: str, message: dict[str, Any]) -> bool:
+    def _progress_of(self, key: str, message: dict[str, Any]) -> bool:
+        """Whether `message` is progress of the call `key` (taken here: the deadline, the forward)."""
         params = message.get("params")
         if not isinstance(params, dict) or params.get("progressToken") != key:
             return False
-        pending = self._pending.get(key)
-        if pending is not None:
-            pending.progressed(params, partial(self._timer, key, pending.timeout))
+        self._progressed(key, params)
         return True
 
     def _handed(self, message: dict[str, Any], context: contextvars.Context) -> None:
@@ -275,24 +233,3 @@ class HttpLane:
             log.debug("dropped %s: no SDK read side to hand it to", message.get("method"))
             return
         inject(SessionMessage(parsed), context)
-
-    def _timer(self, key: str, timeout: float) -> asyncio.TimerHandle:
-        return asyncio.get_running_loop().call_later(timeout, self._expire, key, timeout)
-
-    def _expire(self, key: str, timeout: float) -> None:
-        pending = self._pending.get(key)
-        if pending is not None:
-            self.abandon(key, "timed out")
-            pending.done(CallTimedOut(f"no answer within {timeout:g} s"))
-
-    def _forget(self, key: str, error: str | None = None) -> Pending | None:
-        pending = self._pending.pop(key, None)
-        if pending is not None:
-            pending.timer.cancel()
-            spans.end(pending.span, error)
-        return pending
-
-    def _finish(self, key: str, outcome: dict[str, Any] | DownstreamError) -> None:
-        pending = self._forget(key, type(outcome).__name__ if isinstance(outcome, DownstreamError) else None)
-        if pending is not None:
-            pending.done(outcome)

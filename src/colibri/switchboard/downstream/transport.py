@@ -49,7 +49,8 @@ from colibri.switchboard.downstream.asking import asks_for_input, unless_asked
 from colibri.switchboard.downstream.callbacks import client_callbacks
 from colibri.switchboard.downstream.forwards import Forwards
 from colibri.switchboard.downstream.http_lane import HttpLane
-from colibri.switchboard.downstream.lanes import DownstreamLane, Stamp
+from colibri.switchboard.downstream.lane_calls import Stamp
+from colibri.switchboard.downstream.lanes import DownstreamLane
 from colibri.switchboard.downstream.results import SERVER_INFO_META, parsed, without_server_info
 from colibri.switchboard.downstream.statement import SENT_META
 from colibri.switchboard.downstream.streams import ATTEMPT, Attempt, WatchedTransport
