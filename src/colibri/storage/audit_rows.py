@@ -111,9 +111,10 @@ def open_running(  # noqa: PLR0917 - positional in the order the audit row holds
     read when needed (`int(cursor.fetchone()[0])`): on PostgreSQL the statement is pipelined, and
     reading it waits for the server. `identity` (of `principal`) gives the issuer, token_id and via."""
     values = (correlation_id, tool, arguments, started_at, principal, trace_id)
-    if identity is None or (identity.issuer is None and identity.token_id is None and identity.via is None):
+    named = _named(identity)
+    if named is None:
         return conn.execute(_OPEN, values)
-    return conn.execute(_OPEN_IDENTIFIED, (*values, identity.issuer, identity.token_id, identity.via))
+    return conn.execute(_OPEN_IDENTIFIED, (*values, *named))
 
 
 def open_numbered(  # noqa: PLR0917 - positional in the order the audit row holds them
@@ -130,10 +131,18 @@ def open_numbered(  # noqa: PLR0917 - positional in the order the audit row hold
     """`open_running` with the sequence_no taken ahead (`Dialect.next_serials`): nothing to read back,
     so on PostgreSQL a batch's calls wait for no row's number."""
     values = (number, correlation_id, tool, arguments, started_at, principal, trace_id)
-    if identity is None or (identity.issuer is None and identity.token_id is None and identity.via is None):
+    named = _named(identity)
+    if named is None:
         conn.execute(_OPEN_NUMBERED, values)
     else:
-        conn.execute(_OPEN_NUMBERED_IDENTIFIED, (*values, identity.issuer, identity.token_id, identity.via))
+        conn.execute(_OPEN_NUMBERED_IDENTIFIED, (*values, *named))
+
+
+def _named(identity: Identity | None) -> tuple[str | None, str | None, str | None] | None:
+    """The issuer, token_id and via an opened row names, or None where it names none of them."""
+    if identity is None or (identity.issuer is None and identity.token_id is None and identity.via is None):
+        return None
+    return identity.issuer, identity.token_id, identity.via
 
 
 class Kept:
